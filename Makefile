@@ -1,0 +1,28 @@
+# `make demo` and `make test` each create .venv when it is missing, install
+# lucent into it, and run.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-all venv clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) examples/demo.py
+
+test: $(STAMP)
+	$(PY) -m pytest -q -n 2 -m "not slow"
+
+test-all: $(STAMP)
+	$(PY) -m pytest -q -n 2
+
+clean:
+	rm -rf $(VENV) build *.egg-info

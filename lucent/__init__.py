@@ -1,0 +1,17 @@
+"""lucent: a symbolic tensor compiler you can see into.
+
+Write tensor programs with a PyTensor-compatible API, run them on a
+Numba-compiled fast path or a pure-Python reference path, and inspect what
+they do: DebugMode compares both paths node by node, profiles give time and
+memory per node, and notebook widgets draw graphs and live values.
+
+Importing lucent does not import numba, ipywidgets or graphviz.
+"""
+
+__version__ = "0.1.0"
+
+from lucent.configdefaults import config  # noqa: E402
+from lucent.configparser import change_flags_global as change_flags  # noqa: E402,F401
+from lucent import graph  # noqa: E402,F401
+from lucent.graph.basic import Apply, Constant, Variable  # noqa: E402,F401
+from lucent import scalar, tensor  # noqa: E402,F401

@@ -1,0 +1,269 @@
+"""The configuration machinery behind ``lucent.config``.
+
+Flags are declared once with a parameter kind that validates values, read
+from the ``LUCENT_FLAGS`` environment variable (``name=value`` pairs
+separated by commas, the same syntax as ``PYTENSOR_FLAGS``), and can be
+changed temporarily with ``config.change_flags(...)`` as a context manager
+or decorator. Unknown names and invalid values are errors that say what was
+expected, because a silently ignored typo in a flag is a bug hunt later.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+from typing import Any, Callable, Sequence
+
+
+class ConfigError(ValueError):
+    """An unknown configuration flag or an invalid value for one."""
+
+
+class ConfigParam:
+    """One flag: its default, how to validate a value, and its documentation."""
+
+    def __init__(self, default, validate: Callable[[Any], Any] | None = None, doc="", mutable=True):
+        self.default = default
+        self._validate = validate
+        self.doc = doc
+        self.mutable = mutable
+        self.name = None
+
+    def convert(self, value):
+        if self._validate is None:
+            return value
+        return self._validate(value)
+
+    def describe(self):
+        return ""
+
+
+class EnumStr(ConfigParam):
+    def __init__(self, default, options: Sequence[str], doc="", mutable=True):
+        self.options = (default, *[o for o in options if o != default])
+        super().__init__(default, None, doc, mutable)
+
+    def convert(self, value):
+        if value not in self.options:
+            raise ConfigError(
+                f"Invalid value {value!r} for flag {self.name}: expected one of "
+                + ", ".join(repr(o) for o in self.options)
+            )
+        return value
+
+    def describe(self):
+        return "one of " + ", ".join(self.options)
+
+
+class BoolParam(ConfigParam):
+    _true = {"1", "true", "True", "yes", "on"}
+    _false = {"0", "false", "False", "no", "off", ""}
+
+    def convert(self, value):
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        if isinstance(value, str):
+            if value in self._true:
+                return True
+            if value in self._false:
+                return False
+        raise ConfigError(
+            f"Invalid value {value!r} for flag {self.name}: expected a boolean "
+            "(True/False, 1/0, true/false)"
+        )
+
+    def describe(self):
+        return "a boolean"
+
+
+class StrParam(ConfigParam):
+    def convert(self, value):
+        if not isinstance(value, str):
+            raise ConfigError(f"Invalid value {value!r} for flag {self.name}: expected a string")
+        return super().convert(value)
+
+
+class IntParam(ConfigParam):
+    def convert(self, value):
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"Invalid value {value!r} for flag {self.name}: expected an integer"
+            ) from None
+
+
+class FloatParam(ConfigParam):
+    def convert(self, value):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"Invalid value {value!r} for flag {self.name}: expected a number"
+            ) from None
+
+
+def parse_flags_string(text: str, source="LUCENT_FLAGS") -> dict:
+    """Parse ``name=value,name2=value2`` into a dict (error names the bad item)."""
+    result = {}
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        if "=" not in item:
+            raise ConfigError(
+                f"Malformed item {item!r} in {source}: expected name=value "
+                "(for example LUCENT_FLAGS=floatX=float32,mode=FAST_COMPILE)"
+            )
+        name, value = item.split("=", 1)
+        result[name.strip()] = value.strip()
+    return result
+
+
+class LucentConfigParser:
+    """Holds the flags; attribute access reads and (validated) writes them."""
+
+    def __init__(self, flags_string: str = ""):
+        object.__setattr__(self, "_params", {})
+        object.__setattr__(self, "_values", {})
+        object.__setattr__(self, "_pending", parse_flags_string(flags_string))
+
+    def add(self, name: str, doc: str, param: ConfigParam):
+        param.name = name
+        param.doc = doc
+        self._params[name] = param
+        if name in self._pending:
+            value = self._pending.pop(name)
+        else:
+            value = param.default() if callable(param.default) else param.default
+        self._values[name] = param.convert(value)
+
+    def check_pending(self):
+        """Raise on flags given in the environment that no one declared."""
+        if self._pending:
+            names = ", ".join(sorted(self._pending))
+            self._pending.clear()
+            raise ConfigError(
+                f"Unknown lucent flag(s) in LUCENT_FLAGS: {names}. "
+                f"Known flags: {', '.join(sorted(self._params))}"
+            )
+
+    def __getattr__(self, name):
+        values = object.__getattribute__(self, "_values")
+        if name in values:
+            return values[name]
+        raise AttributeError(
+            f"lucent.config has no flag {name!r}. Known flags: {', '.join(sorted(values))}"
+        )
+
+    def __setattr__(self, name, value):
+        if name not in self._params:
+            raise ConfigError(
+                f"Unknown lucent flag {name!r}. Known flags: {', '.join(sorted(self._params))}"
+            )
+        param = self._params[name]
+        if not param.mutable:
+            raise ConfigError(f"The flag {name} cannot be changed after lucent is imported")
+        self._values[name] = param.convert(value)
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self._values))
+
+    def flags(self):
+        return dict(self._values)
+
+    def __str__(self):
+        lines = []
+        for name, param in sorted(self._params.items()):
+            lines.append(f"{name} ({param.describe() or type(param).__name__})")
+            lines.append(f"    {param.doc}")
+            lines.append(f"    Value: {self._values[name]!r}")
+        return "\n".join(lines)
+
+    def change_flags(self, *args, **kwargs):
+        """Temporarily set flags: ``with config.change_flags(floatX='float32'):``.
+
+        Also usable as a decorator. Every value is validated before any flag
+        changes, so a bad value leaves the configuration as it was.
+        """
+        values = {}
+        for arg in args:
+            values.update(arg)
+        values.update(kwargs)
+        return _ChangeFlags(self, values)
+
+
+class _ChangeFlags(contextlib.ContextDecorator):
+    def __init__(self, config, values):
+        self.config = config
+        converted = {}
+        for name, value in values.items():
+            if name not in config._params:
+                raise ConfigError(
+                    f"Unknown lucent flag {name!r}. Known flags: {', '.join(sorted(config._params))}"
+                )
+            param = config._params[name]
+            converted[name] = param.convert(value)
+        self.values = converted
+        self.old = None
+
+    def __enter__(self):
+        self.old = {name: self.config._values[name] for name in self.values}
+        self.config._values.update(self.values)
+        return self
+
+    def __exit__(self, *exc):
+        self.config._values.update(self.old)
+        return False
+
+
+def _default_compiledir():
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "lucent")
+
+
+def _make_config():
+    config = LucentConfigParser(os.environ.get("LUCENT_FLAGS", ""))
+    config.add("floatX", "Default float dtype for symbolic variables and Python floats.",
+               EnumStr("float64", ["float32", "float16"]))
+    config.add("mode", "Default compilation mode.",
+               EnumStr("FAST_RUN", ["FAST_COMPILE", "NUMBA", "DebugMode", "NanGuardMode", "Mode"]))
+    config.add("base_compiledir", "Directory where compiled code is cached.",
+               StrParam(_default_compiledir))
+    config.add("optimizer_verbose", "Print every rewrite as it is applied.", BoolParam(False))
+    config.add("exception_verbosity", "How much detail errors give.",
+               EnumStr("low", ["high"]))
+    config.add("cast_policy", "How numbers are cast in expressions.",
+               EnumStr("custom", ["numpy+floatX"]))
+    config.add("warn_float64", "What to do when a float64 variable is created.",
+               EnumStr("ignore", ["warn", "raise", "pdb"]))
+    config.add("on_unused_input", "What to do when an input is not used by the outputs.",
+               EnumStr("raise", ["warn", "ignore"]))
+    config.add("profile", "Profile every compiled function.", BoolParam(False))
+    config.add("profile_memory", "Record memory per node when profiling.", BoolParam(False))
+    config.add("compute_test_value", "Test values are not supported; only 'off' is accepted.",
+               EnumStr("off", ["ignore"]))
+    config.add("allow_gc", "Free intermediate values as soon as they are no longer needed.",
+               BoolParam(True))
+    config.add("print_global_stats", "Unused; kept for compatibility.", BoolParam(False))
+    config.add("unpickle_function", "Compile functions when unpickled.", BoolParam(True))
+    config.add("reoptimize_unpickled_function", "Rewrite a function's graph again when unpickled.",
+               BoolParam(False))
+    config.add("numba__cache", "Cache Numba-compiled code on disk.", BoolParam(True))
+    config.add("numba__fastmath", "Let Numba use fast-math for elementwise loops.", BoolParam(False))
+    config.add("cache_uncacheable", "What to do when a graph cannot be cached on disk.",
+               EnumStr("ignore", ["warn", "raise"]))
+    config.add("DebugMode__check_preallocated_output", "Unused; kept for compatibility.",
+               StrParam(""))
+    config.check_pending()
+    return config
+
+
+def change_flags_global(*args, **kwargs):
+    """``lucent.change_flags(...)``: ``lucent.config.change_flags`` as a function."""
+    from lucent.configdefaults import config
+
+    return config.change_flags(*args, **kwargs)

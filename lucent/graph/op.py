@@ -1,0 +1,171 @@
+"""``Op``: one kind of computation, stated once.
+
+An op says everything about its computation in one place:
+
+* ``make_node(*inputs)`` checks and converts the inputs and builds the
+  ``Apply`` with outputs of the right types (static shape included);
+* ``perform(node, inputs, output_storage)`` is the NumPy reference
+  implementation, run by the Python path and by DebugMode;
+* ``infer_shape(fgraph, node, input_shapes)`` gives output shapes
+  symbolically, so shapes can be known without running the graph;
+* ``L_op`` / ``grad`` give the reverse-mode gradient;
+* ``view_map`` / ``destroy_map`` declare which outputs alias or overwrite
+  which inputs, which in-place rewriting and DebugMode check.
+
+The op's fast implementation lives in ``lucent.link.numba.dispatch``,
+registered by op class, so the op does not depend on Numba.
+
+Ops are values: equality and hashing come from ``__props__``, which lets
+identical computations be merged and compiled code be cached by content.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucent.graph.basic import Apply, Variable
+from lucent.graph.utils import MethodNotDefined
+
+
+class Op:
+    """Base class of all operations (see module docstring)."""
+
+    __props__: tuple = ()
+
+    #: ``{output_index: [input_index]}``: the output is a view of the input.
+    view_map: dict = {}
+    #: ``{output_index: [input_index]}``: computing the output overwrites the input.
+    destroy_map: dict = {}
+    #: Index of the output returned by ``op(*inputs)``; ``None`` returns all of
+    #: them (or the only one).
+    default_output: int | None = None
+
+    # --- identity ---------------------------------------------------------
+    def _props(self):
+        return tuple(getattr(self, a) for a in self.__props__)
+
+    def _props_dict(self):
+        return {a: getattr(self, a) for a in self.__props__}
+
+    def __eq__(self, other):
+        # An op that declares ``__props__`` (even an empty tuple) is a value;
+        # one that does not is only equal to itself.
+        if not _declares_props(type(self)):
+            return self is other
+        return type(self) is type(other) and self._props() == other._props()
+
+    def __hash__(self):
+        if not _declares_props(type(self)):
+            return id(self)
+        return hash((type(self), self._props()))
+
+    def __str__(self):
+        name = getattr(self, "name", None) or type(self).__name__
+        props = self.__props__
+        if props:
+            shown = ", ".join(f"{a}={getattr(self, a)!r}" for a in props)
+            return f"{name}{{{shown}}}"
+        return name
+
+    def __repr__(self):
+        return str(self)
+
+    # --- graph building ----------------------------------------------------
+    def make_node(self, *inputs) -> Apply:
+        """Build the Apply of this op on ``inputs`` (subclasses must implement)."""
+        raise NotImplementedError(f"{type(self).__name__}.make_node is not implemented")
+
+    def __call__(self, *inputs, name=None, return_list=False, **kwargs):
+        """Apply the op and return its default output (or the list of outputs)."""
+        node = self.make_node(*inputs, **kwargs)
+        if name is not None:
+            if len(node.outputs) == 1:
+                node.outputs[0].name = name
+            else:
+                for i, out in enumerate(node.outputs):
+                    out.name = f"{name}_{i}"
+        if return_list:
+            return list(node.outputs)
+        if self.default_output is not None:
+            return node.outputs[self.default_output]
+        if len(node.outputs) == 1:
+            return node.outputs[0]
+        return list(node.outputs)
+
+    # --- execution -----------------------------------------------------------
+    def perform(self, node: Apply, inputs: list, output_storage: list) -> None:
+        """Compute the outputs from ``inputs`` into ``output_storage[i][0]``.
+
+        ``output_storage[i][0]`` may hold the value of a previous call, which
+        an op may reuse when shape and dtype match (storage reuse).
+        """
+        raise NotImplementedError(f"{type(self).__name__}.perform is not implemented")
+
+    def prepare_node(self, node, storage_map=None, compute_map=None, impl=None):
+        """Hook run once per node before it is linked."""
+
+    def get_params(self, node):
+        params_type = getattr(self, "params_type", None)
+        if params_type is None:
+            raise MethodNotDefined("get_params")
+        return params_type.get_params(self)
+
+    def do_constant_folding(self, fgraph, node) -> bool:
+        """False for ops whose result should not be precomputed at compile time."""
+        return True
+
+    # --- shapes ----------------------------------------------------------------
+    def infer_shape(self, fgraph, node, input_shapes):
+        """Symbolic output shapes (lists of scalar variables) from input shapes."""
+        raise MethodNotDefined("infer_shape", type(self), type(self).__name__)
+
+    # --- gradients ---------------------------------------------------------------
+    def L_op(self, inputs, outputs, output_grads):
+        """Reverse-mode gradient: one gradient (or disconnected/NullType) per input.
+
+        The default forwards to ``grad(inputs, output_grads)``.
+        """
+        return self.grad(inputs, output_grads)
+
+    def grad(self, inputs, output_grads):
+        raise NotImplementedError(
+            f"{type(self).__name__} does not implement grad/L_op, so it has no gradient"
+        )
+
+    def R_op(self, inputs, eval_points):
+        raise NotImplementedError(f"{type(self).__name__} does not implement R_op")
+
+    def connection_pattern(self, node):
+        """``[[input i connected to output j]]``; default: all connected."""
+        return [[True] * len(node.outputs) for _ in node.inputs]
+
+    # --- in-place helpers ----------------------------------------------------------
+    def inplace_on_inputs(self, allowed_inplace_inputs):
+        """An equivalent op that overwrites some of ``allowed_inplace_inputs`` (or self)."""
+        return self
+
+
+def _declares_props(cls):
+    for klass in cls.__mro__:
+        if klass is Op:
+            return False
+        if "__props__" in klass.__dict__:
+            return True
+    return False
+
+
+class _NoPythonOp(Op):
+    """An op without a Python implementation (e.g. only a Numba one)."""
+
+    def perform(self, node, inputs, output_storage):
+        raise NotImplementedError(f"{self} has no Python implementation")
+
+
+def get_test_value(v):
+    """Test values are not supported; kept for API compatibility."""
+    if hasattr(v, "data"):
+        return v.data
+    raise AttributeError(f"{v} has no test value")
+
+
+__all__ = ["Op", "get_test_value"]

@@ -1,0 +1,125 @@
+"""Small utilities shared by the graph layer.
+
+Kept free of numpy and of anything above ``lucent.graph`` so that every other
+layer may import it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+
+class MethodNotDefined(Exception):
+    """Raised by an interface method that a subclass chose not to implement.
+
+    The C-interface types (``CLinkerType``) raise it for every code-generation
+    hook: lucent compiles with Numba, so those hooks only exist for API
+    compatibility.
+    """
+
+
+class Scratchpad:
+    """A free-form attribute bag (``variable.tag``) for annotations.
+
+    Tags carry information that is not part of a variable's identity, such as
+    the place in user code where it was created, so that errors can point there.
+    """
+
+    def clear(self):
+        self.__dict__.clear()
+
+    def __update__(self, other):
+        self.__dict__.update(other.__dict__)
+        return self
+
+    def __str__(self):
+        return "scratchpad" + str(self.__dict__)
+
+    __repr__ = __str__
+
+
+class ValidatingScratchpad(Scratchpad):
+    """A Scratchpad whose one named attribute is checked on assignment."""
+
+    def __init__(self, attr, attr_filter):
+        super().__init__()
+        object.__setattr__(self, "_attr", attr)
+        object.__setattr__(self, "_attr_filter", attr_filter)
+
+    def __setattr__(self, attr, obj):
+        if getattr(self, "_attr", None) == attr:
+            obj = self._attr_filter(obj)
+        return object.__setattr__(self, attr, obj)
+
+
+_LUCENT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_frame():
+    """Return ``(filename, lineno, function)`` of the innermost frame outside lucent.
+
+    Recorded on every Apply at creation so that DebugMode and error messages
+    can say *where in the user's code* a node was built. Walking frames is
+    cheap compared with building a node.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not os.path.abspath(filename).startswith(_LUCENT_DIR):
+            return (filename, frame.f_lineno, frame.f_code.co_name)
+        frame = frame.f_back
+    return None
+
+
+def add_tag_trace(thing):
+    """Record the user code location that created ``thing`` on ``thing.tag.trace``."""
+    location = user_frame()
+    thing.tag.trace = [location] if location is not None else []
+    return thing
+
+
+def format_trace(trace):
+    """Text form of a trace recorded by :func:`add_tag_trace`."""
+    if not trace:
+        return "(no creation trace recorded)"
+    filename, lineno, name = trace[0]
+    return f'File "{filename}", line {lineno}, in {name}'
+
+
+def get_variable_trace_string(variable):
+    trace = getattr(variable.tag, "trace", None)
+    return format_trace(trace)
+
+
+def flatten(items):
+    """Flatten nested lists/tuples into one list."""
+    out = []
+    for item in items:
+        if isinstance(item, (list, tuple)):
+            out.extend(flatten(item))
+        else:
+            out.append(item)
+    return out
+
+
+def uniq(seq):
+    """Remove duplicates, keeping first-occurrence order."""
+    seen = set()
+    out = []
+    for item in seq:
+        if item not in seen:
+            seen.add(item)
+            out.append(item)
+    return out
+
+
+def difference(seq1, seq2):
+    """Items of ``seq1`` not in ``seq2``, in order."""
+    seq2 = set(seq2)
+    return [item for item in seq1 if item not in seq2]
+
+
+def stack_summary():
+    return traceback.format_stack()

@@ -1,0 +1,4 @@
+"""Scalar types and the scalar ops that ``Elemwise`` maps over arrays."""
+
+from lucent.scalar.basic import *  # noqa: F401,F403
+from lucent.scalar.dtypes import upcast  # noqa: F401

@@ -1,0 +1,3 @@
+"""ScalarType and the scalar ops (filled in by the scalar op library)."""
+
+__all__ = []
