@@ -208,15 +208,17 @@ class _ChangeFlags(contextlib.ContextDecorator):
             param = config._params[name]
             converted[name] = param.convert(value)
         self.values = converted
-        self.old = None
+        # A stack, not one slot: the same object is re-entered when it
+        # decorates a recursive function or is nested with itself.
+        self._saved = []
 
     def __enter__(self):
-        self.old = {name: self.config._values[name] for name in self.values}
+        self._saved.append({name: self.config._values[name] for name in self.values})
         self.config._values.update(self.values)
         return self
 
     def __exit__(self, *exc):
-        self.config._values.update(self.old)
+        self.config._values.update(self._saved.pop())
         return False
 
 
@@ -254,6 +256,10 @@ def _make_config():
                BoolParam(False))
     config.add("numba__cache", "Cache Numba-compiled code on disk.", BoolParam(True))
     config.add("numba__fastmath", "Let Numba use fast-math for elementwise loops.", BoolParam(False))
+    config.add("on_opt_error", "What to do when a rewrite raises: warn and skip it, raise, or skip silently.",
+               EnumStr("warn", ["raise", "ignore"]))
+    config.add("optimizer", "Which rewrites modes run by default ('fast_run', 'fast_compile' or 'None').",
+               EnumStr("fast_run", ["fast_compile", "merge", "None"]))
     config.add("cache_uncacheable", "What to do when a graph cannot be cached on disk.",
                EnumStr("ignore", ["warn", "raise"]))
     config.add("DebugMode__check_preallocated_output", "Unused; kept for compatibility.",

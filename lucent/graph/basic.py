@@ -304,8 +304,7 @@ class Constant(Variable):
 
     def __init__(self, type, data, name=None):
         super().__init__(type, None, None, name)
-        self.data = type.filter(data)
-        _make_read_only(self.data)
+        self.data = _make_read_only(type.filter(data))
 
     def get_test_value(self):
         return self.data
@@ -351,12 +350,20 @@ class Constant(Variable):
 
 
 def _make_read_only(data):
+    """A read-only view of array-like ``data`` (other data is returned as is).
+
+    A view is taken so that the caller's own array keeps its flags: making
+    the user's array non-writeable in place would be a surprising side effect
+    of ``constant(a)``.
+    """
     flags = getattr(data, "flags", None)
-    if flags is not None and hasattr(flags, "writeable"):
+    if flags is not None and getattr(flags, "writeable", False) and hasattr(data, "view"):
+        data = data.view()
         try:
             data.flags.writeable = False
         except ValueError:
             pass
+    return data
 
 
 class _HashableData:

@@ -195,25 +195,21 @@ class FunctionGraph:
     # --- editing ---------------------------------------------------------------
     def change_node_input(self, node, i, new_var, reason=None, import_missing=False, check=True):
         """Make input ``i`` of ``node`` (or output ``i`` when node is "output") ``new_var``."""
-        if node == "output":
-            r = self.outputs[i]
-            if check and not r.type.is_super(new_var.type):
-                raise TypeError(
-                    f"The type of the replacement ({new_var.type}) must be compatible "
-                    f"with the type of the original Variable ({r.type})."
-                )
-            self.outputs[i] = new_var
-        else:
-            r = node.inputs[i]
-            if check and not r.type.is_super(new_var.type):
-                raise TypeError(
-                    f"The type of the replacement ({new_var.type}) must be compatible "
-                    f"with the type of the original Variable ({r.type})."
-                )
-            node.inputs[i] = new_var
+        r = self.outputs[i] if node == "output" else node.inputs[i]
+        if check and not r.type.is_super(new_var.type):
+            raise TypeError(
+                f"The type of the replacement ({new_var.type}) must be compatible "
+                f"with the type of the original Variable ({r.type})."
+            )
         if r is new_var:
             return
+        # Import first: if the replacement needs a missing input this raises
+        # before the graph was touched, so a failed replace changes nothing.
         self.import_var(new_var, reason=reason, import_missing=import_missing)
+        if node == "output":
+            self.outputs[i] = new_var
+        else:
+            node.inputs[i] = new_var
         self.clients[new_var].append((node, i))
         self.remove_client(r, (node, i), reason=reason)
         self.execute_callbacks("on_change_input", node, i, r, new_var, reason=reason)

@@ -82,11 +82,14 @@ def orphans_between(ins, outs):
 
 def applys_between(ins, outs):
     """The Apply nodes on paths from ``ins`` to ``outs``."""
-    return [
-        r.owner
-        for r in vars_between(ins, outs)
-        if r not in set(ins) and r.owner is not None
-    ]
+    ins = set(ins)
+    result = []
+    seen = set()
+    for r in vars_between(ins, outs):
+        if r not in ins and r.owner is not None and r.owner not in seen:
+            seen.add(r.owner)
+            result.append(r.owner)
+    return result
 
 
 def io_toposort(inputs, outputs, orderings=None, clients=None):

@@ -1,0 +1,5 @@
+"""Graph rewriting: the framework (``basic``), databases (``db``) and helpers (``utils``)."""
+
+from lucent.graph.rewriting.basic import *  # noqa: F401,F403
+from lucent.graph.rewriting.db import *  # noqa: F401,F403
+from lucent.graph.rewriting.history import RewriteHistory, RewriteRecord  # noqa: F401

@@ -1,0 +1,559 @@
+"""Graph rewriting: node rewriters, graph walkers and the equilibrium rewriter.
+
+Two kinds of rewriters exist:
+
+* a **node rewriter** looks at one Apply node and returns replacements for
+  its outputs (``transform(fgraph, node)`` returns ``False``/``None`` for "no
+  change", a list with one variable per output, or a ``{old: new}`` dict).
+  ``@node_rewriter([OpClass])`` turns a function into one; a
+  ``PatternNodeRewriter`` is written as an input and an output pattern;
+* a **graph rewriter** changes a whole FunctionGraph (``apply(fgraph)``).
+  ``WalkingGraphRewriter`` applies node rewriters to every node, inputs to
+  outputs (``in2out``) or outputs to inputs (``out2in``);
+  ``EquilibriumGraphRewriter`` repeats its rewriters until none applies.
+
+Every replacement goes through :func:`replace_validated`, which checks the
+new types against the old ones before touching the graph, records the
+rewrite's name as the *reason* (so ``RewriteHistory`` can show it), and
+undoes everything if a feature rejects the change. A rewriter that raises
+is reported with its name and skipped (``config.on_opt_error``), so a buggy
+rewrite can never leave a half-changed graph behind.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Sequence
+
+from lucent.graph.basic import Apply, Constant, Variable
+from lucent.graph.fg import InconsistencyError
+from lucent.graph.op import Op
+from lucent.graph.rewriting.history import RewriteHistory
+
+
+class RewriteFailure(Warning):
+    """A rewrite raised an exception; it was skipped."""
+
+
+class Rewriter:
+    """Base of every rewriter: something with a name that can be queried by tags."""
+
+    name: str | None = None
+
+    def __str__(self):
+        return self.name or type(self).__name__
+
+    def __repr__(self):
+        return str(self)
+
+    def add_requirements(self, fgraph):
+        """Attach the features this rewriter needs (history, validation, ...)."""
+        fgraph.attach_feature(RewriteHistory())
+
+
+class GraphRewriter(Rewriter):
+    """Rewrites a whole FunctionGraph in ``apply``."""
+
+    def apply(self, fgraph):
+        raise NotImplementedError()
+
+    def rewrite(self, fgraph, *args, **kwargs):
+        self.add_requirements(fgraph)
+        return self.apply(fgraph, *args, **kwargs)
+
+    def __call__(self, fgraph):
+        return self.rewrite(fgraph)
+
+
+class NodeRewriter(Rewriter):
+    """Rewrites one node; ``tracks()`` lists the ops (or op classes) it looks at."""
+
+    def tracks(self):
+        return None
+
+    def transform(self, fgraph, node):
+        raise NotImplementedError()
+
+    def apply_to(self, fgraph, node):
+        """Transform ``node`` and make the replacements; True if the graph changed."""
+        return _transform_and_replace(fgraph, self, node)
+
+
+class FromFunctionNodeRewriter(NodeRewriter):
+    """A node rewriter made from a plain function by :func:`node_rewriter`."""
+
+    def __init__(self, fn, tracks=None, requirements=(), name=None):
+        self.fn = fn
+        self._tracks = tracks
+        self.requirements = tuple(requirements)
+        self.name = name or fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def tracks(self):
+        return self._tracks
+
+    def transform(self, fgraph, node):
+        return self.fn(fgraph, node)
+
+    def add_requirements(self, fgraph):
+        super().add_requirements(fgraph)
+        for req in self.requirements:
+            req(fgraph)
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+
+def node_rewriter(tracks: Sequence | None, inplace=False, requirements=()):
+    """Decorator making ``fn(fgraph, node)`` a node rewriter for the ops in ``tracks``.
+
+    ``tracks`` holds Op instances or Op classes (``None`` means every node).
+    """
+    if tracks is not None:
+        if len(tracks) == 0:
+            raise ValueError("Use None instead of an empty list to track every node")
+        for t in tracks:
+            if not (isinstance(t, Op) or (isinstance(t, type) and issubclass(t, Op))):
+                raise TypeError(f"node_rewriter tracks Ops or Op classes, got {t!r}")
+
+    def decorator(fn):
+        reqs = tuple(requirements)
+        if inplace:
+            from lucent.graph.destroyhandler import DestroyHandler
+
+            def attach_destroy_handler(fgraph):
+                fgraph.attach_feature(DestroyHandler())
+
+            reqs = reqs + (attach_destroy_handler,)
+        return FromFunctionNodeRewriter(fn, tracks, reqs)
+
+    return decorator
+
+
+def _tracks_node(tracks, node):
+    if tracks is None:
+        return True
+    op = node.op
+    for t in tracks:
+        if isinstance(t, type):
+            if isinstance(op, t):
+                return True
+        elif t == op:
+            return True
+    return False
+
+
+def _on_error(rewriter, node, exc):
+    from lucent.configdefaults import config
+
+    policy = config.on_opt_error
+    if policy == "raise":
+        raise exc
+    if policy == "warn":
+        warnings.warn(
+            f"Rewrite {rewriter} raised {type(exc).__name__}: {exc} on the node {node}; "
+            "the rewrite was skipped and the graph left unchanged.",
+            RewriteFailure,
+            stacklevel=3,
+        )
+
+
+def replace_validated(fgraph, pairs, reason):
+    """Replace ``(old, new)`` pairs in ``fgraph`` atomically.
+
+    Types are checked (and converted with ``filter_variable``) for every pair
+    before any change; if a feature then rejects the change with
+    ``InconsistencyError``, all changes made so far are undone and the error
+    is raised again.
+    """
+    checked = []
+    for old, new in pairs:
+        if old is new or old not in fgraph.variables:
+            continue
+        new = old.type.filter_variable(new, allow_convert=True)
+        checked.append((old, new))
+    if not checked:
+        return False
+    done = []  # (node, index, previous variable)
+    try:
+        for old, new in checked:
+            if old not in fgraph.variables:
+                continue
+            for client, i in list(fgraph.clients[old]):
+                fgraph.change_node_input(client, i, new, reason=reason, check=False, import_missing=False)
+                done.append((client, i, old))
+        validate = getattr(fgraph, "validate", None)
+        if validate is not None:
+            validate()
+    except Exception:
+        for client, i, previous in reversed(done):
+            try:
+                fgraph.change_node_input(client, i, previous, reason=f"revert:{reason}", check=False)
+            except Exception:  # pragma: no cover - best effort
+                pass
+        raise
+    return True
+
+
+def apply_node_rewriter(fgraph, rewriter, node):
+    """Run one node rewriter on ``node``; return True if the graph changed."""
+    if node not in fgraph.apply_nodes:
+        return False
+    return rewriter.apply_to(fgraph, node)
+
+
+def _transform_and_replace(fgraph, rewriter, node):
+    try:
+        result = rewriter.transform(fgraph, node)
+    except Exception as exc:  # a failing rewrite must not break compilation
+        _on_error(rewriter, node, exc)
+        return False
+    if result is False or result is None:
+        return False
+    if isinstance(result, dict):
+        pairs = list(result.items())
+        pairs = [(k, v) for k, v in pairs if isinstance(k, Variable)]
+    else:
+        if not isinstance(result, (list, tuple)):
+            result = [result]
+        if len(result) != len(node.outputs):
+            _on_error(
+                rewriter,
+                node,
+                ValueError(
+                    f"{rewriter} returned {len(result)} replacements for a node with "
+                    f"{len(node.outputs)} outputs"
+                ),
+            )
+            return False
+        pairs = [(o, n) for o, n in zip(node.outputs, result) if n is not None]
+    try:
+        return replace_validated(fgraph, pairs, reason=rewriter)
+    except InconsistencyError:
+        return False
+    except Exception as exc:
+        _on_error(rewriter, node, exc)
+        return False
+
+
+class WalkingGraphRewriter(GraphRewriter):
+    """Applies a node rewriter to every node, in topological order or its reverse."""
+
+    def __init__(self, node_rewriter, order="in_to_out", ignore_newtrees=False, name=None):
+        if order not in ("in_to_out", "out_to_in"):
+            raise ValueError(f"order must be 'in_to_out' or 'out_to_in', got {order!r}")
+        if isinstance(node_rewriter, (list, tuple)):
+            node_rewriter = NodeRewriterGroup(*node_rewriter)
+        self.node_rewriter = node_rewriter
+        self.order = order
+        self.ignore_newtrees = ignore_newtrees
+        self.name = name or f"{order}({node_rewriter})"
+
+    def add_requirements(self, fgraph):
+        super().add_requirements(fgraph)
+        self.node_rewriter.add_requirements(fgraph)
+
+    def apply(self, fgraph):
+        nodes = fgraph.toposort()
+        if self.order == "out_to_in":
+            nodes = list(reversed(nodes))
+        changed = False
+        queue = list(nodes)
+        seen_new = set()
+        tracks = self.node_rewriter.tracks()
+        while queue:
+            node = queue.pop(0)
+            if node not in fgraph.apply_nodes or not _tracks_node(tracks, node):
+                continue
+            before = set(fgraph.apply_nodes) if not self.ignore_newtrees else None
+            if apply_node_rewriter(fgraph, self.node_rewriter, node):
+                changed = True
+                if before is not None:
+                    new_nodes = [n for n in fgraph.toposort() if n not in before and n not in seen_new]
+                    seen_new.update(new_nodes)
+                    if self.order == "out_to_in":
+                        new_nodes.reverse()
+                    queue = new_nodes + queue
+        return changed
+
+
+def in2out(*rewriters, name=None, ignore_newtrees=False):
+    """Walk the graph from inputs to outputs applying ``rewriters``."""
+    rw = rewriters[0] if len(rewriters) == 1 else NodeRewriterGroup(*rewriters)
+    return WalkingGraphRewriter(rw, "in_to_out", ignore_newtrees=ignore_newtrees, name=name)
+
+
+def out2in(*rewriters, name=None, ignore_newtrees=False):
+    """Walk the graph from outputs to inputs applying ``rewriters``."""
+    rw = rewriters[0] if len(rewriters) == 1 else NodeRewriterGroup(*rewriters)
+    return WalkingGraphRewriter(rw, "out_to_in", ignore_newtrees=ignore_newtrees, name=name)
+
+
+class NodeRewriterGroup(NodeRewriter):
+    """Tries several node rewriters on a node; the first that applies wins."""
+
+    def __init__(self, *rewriters, name=None):
+        self.rewriters = list(rewriters)
+        self.name = name or "group(" + ", ".join(str(r) for r in rewriters) + ")"
+        self._tracks = None
+        all_tracks = [r.tracks() for r in self.rewriters]
+        if all(t is not None for t in all_tracks):
+            self._tracks = [t for ts in all_tracks for t in ts]
+
+    def tracks(self):
+        return self._tracks
+
+    def transform(self, fgraph, node):
+        for rw in self.rewriters:
+            if _tracks_node(rw.tracks(), node):
+                result = rw.transform(fgraph, node)
+                if result:
+                    return result
+        return False
+
+    def apply_to(self, fgraph, node):
+        for rw in self.rewriters:
+            if node not in fgraph.apply_nodes:
+                return True
+            if _tracks_node(rw.tracks(), node) and rw.apply_to(fgraph, node):
+                return True
+        return False
+
+    def add_requirements(self, fgraph):
+        for rw in self.rewriters:
+            rw.add_requirements(fgraph)
+
+
+class SequentialGraphRewriter(GraphRewriter):
+    """Runs graph rewriters one after the other."""
+
+    def __init__(self, *rewriters, name=None):
+        if len(rewriters) == 1 and isinstance(rewriters[0], (list, tuple)):
+            rewriters = tuple(rewriters[0])
+        self.data = list(rewriters)
+        self.name = name or "seq(" + ", ".join(str(r) for r in self.data) + ")"
+
+    def add_requirements(self, fgraph):
+        super().add_requirements(fgraph)
+        for rw in self.data:
+            rw.add_requirements(fgraph)
+
+    def apply(self, fgraph):
+        changed = False
+        self.timings = []
+        for rw in self.data:
+            t0 = time.perf_counter()
+            if isinstance(rw, NodeRewriter):
+                rw = in2out(rw)
+            changed = bool(rw.apply(fgraph)) or changed
+            self.timings.append((str(rw), time.perf_counter() - t0))
+        return changed
+
+
+class EquilibriumGraphRewriter(GraphRewriter):
+    """Applies node and graph rewriters repeatedly until the graph stops changing.
+
+    ``max_use_ratio`` bounds how many times the rewriters may apply relative
+    to the graph's size, so a pair of rewrites undoing each other cannot loop
+    forever; reaching the bound is reported, not silent.
+    """
+
+    def __init__(self, rewriters, max_use_ratio=20, name=None):
+        self.node_rewriters = [r for r in rewriters if isinstance(r, NodeRewriter)]
+        self.graph_rewriters = [r for r in rewriters if isinstance(r, GraphRewriter)]
+        self.max_use_ratio = max_use_ratio
+        self.name = name or "equilibrium"
+
+    def add_requirements(self, fgraph):
+        super().add_requirements(fgraph)
+        for rw in self.node_rewriters + self.graph_rewriters:
+            rw.add_requirements(fgraph)
+
+    def apply(self, fgraph):
+        budget = max(1, int(self.max_use_ratio * max(len(fgraph.apply_nodes), 1)))
+        used = 0
+        any_change = False
+        while True:
+            changed = False
+            for grw in self.graph_rewriters:
+                if grw.apply(fgraph):
+                    changed = True
+            for node in fgraph.toposort():
+                for rw in self.node_rewriters:
+                    if node not in fgraph.apply_nodes:
+                        break
+                    if not _tracks_node(rw.tracks(), node):
+                        continue
+                    if apply_node_rewriter(fgraph, rw, node):
+                        changed = True
+                        used += 1
+                        if used >= budget:
+                            warnings.warn(
+                                f"{self.name} stopped after {used} rewrites (max_use_ratio="
+                                f"{self.max_use_ratio}); some rewrites may loop",
+                                RewriteFailure,
+                            )
+                            return True
+                        break
+            any_change = any_change or changed
+            if not changed:
+                return any_change
+
+
+class PatternNodeRewriter(NodeRewriter):
+    """A node rewriter written as patterns: ``(op, 'x', ...)`` -> ``(op2, 'x')``.
+
+    In a pattern, a string is a pattern variable matching any variable (the
+    same string must match the same variable), a tuple ``(op, *args)`` matches
+    an Apply of ``op`` (an Op instance, or an Op class) with arguments
+    matching ``args``, and a number matches a constant with that value (in
+    every element). The output pattern is built with the matched variables;
+    numbers there become constants. A match whose inner nodes are used
+    elsewhere is skipped unless ``allow_multiple_clients``.
+    """
+
+    def __init__(self, in_pattern, out_pattern, allow_multiple_clients=False, name=None):
+        if not isinstance(in_pattern, tuple) or not in_pattern:
+            raise TypeError("in_pattern must be a non-empty tuple (op, *args)")
+        self.in_pattern = in_pattern
+        self.out_pattern = out_pattern
+        self.allow_multiple_clients = allow_multiple_clients
+        self.op = in_pattern[0]
+        self.name = name or f"{_pattern_str(in_pattern)} -> {_pattern_str(out_pattern)}"
+
+    def tracks(self):
+        return [self.op]
+
+    def transform(self, fgraph, node):
+        u = {}
+        if not self._match(fgraph, self.in_pattern, node.outputs[0], u, top=True):
+            return False
+        new = self._build(self.out_pattern, u)
+        if not isinstance(new, Variable):
+            return False
+        return [new]
+
+    def _match(self, fgraph, pattern, var, u, top=False):
+        import numpy as np
+
+        if isinstance(pattern, str):
+            if pattern in u:
+                return u[pattern] is var
+            u[pattern] = var
+            return True
+        if isinstance(pattern, tuple):
+            node = var.owner
+            if node is None:
+                return False
+            op = pattern[0]
+            if isinstance(op, type):
+                if not isinstance(node.op, op):
+                    return False
+            elif node.op != op:
+                return False
+            if len(pattern) - 1 != len(node.inputs):
+                return False
+            if not top and not self.allow_multiple_clients and len(fgraph.clients.get(var, [])) > 1:
+                return False
+            return all(self._match(fgraph, p, i, u) for p, i in zip(pattern[1:], node.inputs))
+        if isinstance(pattern, (int, float)):
+            if not isinstance(var, Constant):
+                return False
+            data = np.asarray(var.data)
+            return data.size > 0 and bool(np.all(data == pattern))
+        raise TypeError(f"Unsupported pattern element {pattern!r}")
+
+    def _build(self, pattern, u):
+        # Numbers are passed to the op as they are: ops convert Python
+        # numbers into constants of a fitting type themselves.
+        if isinstance(pattern, str):
+            return u[pattern]
+        if isinstance(pattern, tuple):
+            op = pattern[0]
+            return op(*[self._build(p, u) for p in pattern[1:]])
+        if isinstance(pattern, (int, float, Variable)):
+            return pattern
+        raise TypeError(f"Unsupported pattern element {pattern!r}")
+
+
+def _pattern_str(p):
+    if isinstance(p, tuple):
+        return f"{p[0]}(" + ", ".join(_pattern_str(x) for x in p[1:]) + ")"
+    return str(p)
+
+
+class MergeRewriter(GraphRewriter):
+    """Merges equal constants and identical computations (common subexpressions).
+
+    Two constants with the same signature (type and value) become one; two
+    Apply nodes with the same op and the same inputs become one. Working in
+    topological order, merged inputs make their users identical in turn, so
+    one pass merges whole duplicated subgraphs.
+    """
+
+    name = "merge"
+
+    def apply(self, fgraph):
+        changed = False
+        constants = {}
+        for var in list(fgraph.variables):
+            if isinstance(var, Constant) and var in fgraph.variables:
+                try:
+                    sig = var.signature()
+                    hash(sig)
+                except TypeError:
+                    continue
+                kept = constants.get(sig)
+                if kept is None:
+                    constants[sig] = var
+                elif kept is not var and fgraph.clients.get(var):
+                    if replace_validated(fgraph, [(var, kept)], reason=self):
+                        changed = True
+        seen = {}
+        for node in fgraph.toposort():
+            if node not in fgraph.apply_nodes:
+                continue
+            try:
+                key = (node.op, tuple(node.inputs))
+                hash(key)
+            except TypeError:
+                continue
+            other = seen.get(key)
+            if other is None or other not in fgraph.apply_nodes:
+                seen[key] = node
+                continue
+            if node.op.destroy_map:
+                continue
+            pairs = list(zip(node.outputs, other.outputs))
+            if all(a.type == b.type for a, b in pairs):
+                try:
+                    if replace_validated(fgraph, pairs, reason=self):
+                        changed = True
+                except InconsistencyError:
+                    pass
+        return changed
+
+
+MergeOptimizer = MergeRewriter
+
+
+__all__ = [
+    "Rewriter",
+    "GraphRewriter",
+    "NodeRewriter",
+    "FromFunctionNodeRewriter",
+    "node_rewriter",
+    "PatternNodeRewriter",
+    "WalkingGraphRewriter",
+    "NodeRewriterGroup",
+    "in2out",
+    "out2in",
+    "SequentialGraphRewriter",
+    "EquilibriumGraphRewriter",
+    "MergeRewriter",
+    "MergeOptimizer",
+    "replace_validated",
+    "apply_node_rewriter",
+    "RewriteFailure",
+]

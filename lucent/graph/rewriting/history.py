@@ -1,0 +1,121 @@
+"""Recording what rewriting did to a graph, so users can see it.
+
+``RewriteHistory`` is a FunctionGraph feature. Every replacement made
+through ``fgraph.replace`` with a ``reason`` (the rewriter's name) is
+recorded as a ``RewriteRecord``: which rewrite, which variable it replaced,
+with what, and the text of both. The history can be printed
+(``config.optimizer_verbose`` prints as it happens) and replayed step by
+step in a notebook.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lucent.graph.features import AlreadyThere, Feature
+
+
+def _describe(var):
+    """One-line description of a variable: its text and the op that computes it."""
+    if var.owner is None:
+        return str(var)
+    inputs = ", ".join(str(i) for i in var.owner.inputs)
+    return f"{var.owner.op}({inputs})"
+
+
+@dataclass
+class RewriteRecord:
+    """One replacement: ``old`` became ``new`` because of ``rewrite``."""
+
+    step: int
+    rewrite: str
+    old: object
+    new: object
+    old_text: str = ""
+    new_text: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def __str__(self):
+        return f"{self.step:4d}. {self.rewrite}: {self.old_text}  ->  {self.new_text}"
+
+
+class RewriteHistory(Feature):
+    """Records every variable replacement made in the graph, in order.
+
+    Replacements made on behalf of one rewrite (several clients of one
+    variable) are recorded once.
+    """
+
+    def __init__(self):
+        self.records: list[RewriteRecord] = []
+        self._last = None
+
+    def on_attach(self, fgraph):
+        if hasattr(fgraph, "rewrite_history"):
+            raise AlreadyThere()
+        fgraph.rewrite_history = self
+
+    def on_detach(self, fgraph):
+        if getattr(fgraph, "rewrite_history", None) is self:
+            del fgraph.rewrite_history
+
+    def on_change_input(self, fgraph, node, i, var, new_var, reason=None):
+        if reason is None or reason == "init":
+            return
+        key = (id(var), id(new_var), str(reason))
+        if key == self._last:
+            return
+        self._last = key
+        self.records.append(
+            RewriteRecord(
+                step=len(self.records) + 1,
+                rewrite=str(getattr(reason, "name", None) or reason),
+                old=var,
+                new=new_var,
+                old_text=_describe(var),
+                new_text=_describe(new_var),
+            )
+        )
+
+    def clone(self):
+        return RewriteHistory()
+
+    def __len__(self):
+        return len(self.records)
+
+    def __iter__(self):
+        return iter(self.records)
+
+    def counts(self):
+        """How many replacements each rewrite made, most first."""
+        out = {}
+        for r in self.records:
+            out[r.rewrite] = out.get(r.rewrite, 0) + 1
+        return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+    def summary(self):
+        """Text listing every replacement in order."""
+        if not self.records:
+            return "No rewrite changed the graph."
+        lines = [f"{len(self.records)} replacements:"]
+        lines.extend(str(r) for r in self.records)
+        return "\n".join(lines)
+
+    def __str__(self):
+        return self.summary()
+
+    def _repr_html_(self):
+        import html
+
+        if not self.records:
+            return "<p>No rewrite changed the graph.</p>"
+        rows = "".join(
+            f"<tr><td>{r.step}</td><td>{html.escape(r.rewrite)}</td>"
+            f"<td><code>{html.escape(r.old_text)}</code></td>"
+            f"<td><code>{html.escape(r.new_text)}</code></td></tr>"
+            for r in self.records
+        )
+        return (
+            "<table><thead><tr><th>#</th><th>rewrite</th><th>replaced</th><th>by</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>"
+        )

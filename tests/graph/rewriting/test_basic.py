@@ -1,0 +1,161 @@
+import numpy as np
+import pytest
+
+from lucent.configdefaults import config
+from lucent.graph.fg import FunctionGraph
+from lucent.graph.rewriting.basic import (
+    EquilibriumGraphRewriter,
+    MergeRewriter,
+    PatternNodeRewriter,
+    RewriteFailure,
+    SequentialGraphRewriter,
+    in2out,
+    node_rewriter,
+    out2in,
+)
+from lucent.graph.rewriting.history import RewriteHistory
+from tests.graph.rewriting.toy import BinOp, UnOp, add, exp, mul, neg, vec
+from tests.helpers import evaluate_with_perform
+
+
+@node_rewriter([UnOp])
+def remove_double_neg(fgraph, node):
+    """neg(neg(x)) -> x"""
+    if node.op == neg and node.inputs[0].owner is not None and node.inputs[0].owner.op == neg:
+        return [node.inputs[0].owner.inputs[0]]
+    return False
+
+
+def test_node_rewriter_applies_and_history_records_it():
+    x = vec("x")
+    out = exp(neg(neg(x)))
+    fg = FunctionGraph([x], [out])
+    assert in2out(remove_double_neg).rewrite(fg)
+    assert [n.op for n in fg.toposort()] == [exp]
+    assert fg.outputs[0].owner.inputs[0] is fg.inputs[0]
+    hist = fg.rewrite_history
+    assert len(hist) == 1
+    record = hist.records[0]
+    assert record.rewrite == "remove_double_neg"
+    assert "neg" in record.old_text
+    assert "remove_double_neg" in hist.summary()
+    assert "<table>" in hist._repr_html_()
+
+
+def test_node_rewriter_tracks_are_validated():
+    with pytest.raises(TypeError):
+        node_rewriter(["not an op"])
+    with pytest.raises(ValueError):
+        node_rewriter([])
+
+
+def test_out2in_reaches_new_nodes():
+    x = vec("x")
+    out = neg(neg(neg(neg(x))))
+    fg = FunctionGraph([x], [out])
+    out2in(remove_double_neg).rewrite(fg)
+    assert fg.outputs[0] is fg.inputs[0]
+
+
+def test_failing_rewrite_is_reported_and_skipped():
+    @node_rewriter([UnOp])
+    def broken(fgraph, node):
+        raise RuntimeError("boom")
+
+    x = vec("x")
+    fg = FunctionGraph([x], [exp(x)])
+    with pytest.warns(RewriteFailure, match="broken raised RuntimeError: boom"):
+        in2out(broken).rewrite(fg)
+    assert [n.op for n in fg.toposort()] == [exp]
+    with config.change_flags(on_opt_error="raise"):
+        with pytest.raises(RuntimeError, match="boom"):
+            in2out(broken).rewrite(fg)
+
+
+def test_replacement_with_wrong_type_is_rejected_not_applied():
+    from lucent.tensor.type import TensorType
+
+    @node_rewriter([UnOp])
+    def bad_type(fgraph, node):
+        return [TensorType("float32", (None,))()]
+
+    x = vec("x")
+    fg = FunctionGraph([x], [exp(x)])
+    with pytest.warns(RewriteFailure, match="bad_type"):
+        in2out(bad_type).rewrite(fg)
+    assert fg.outputs[0].owner.op == exp
+    fg.check_integrity()
+
+
+def test_pattern_rewriter():
+    x, y = vec("x"), vec("y")
+    # mul(x, add(y, y)) -> add(mul(x, y), mul(x, y))
+    rw = PatternNodeRewriter((mul, "x", (add, "y", "y")), (add, (mul, "x", "y"), (mul, "x", "y")))
+    fg = FunctionGraph([x, y], [mul(x, add(y, y))])
+    assert in2out(rw).rewrite(fg)
+    ops = sorted(str(n.op) for n in fg.apply_nodes)
+    assert ops == ["add", "mul", "mul"]
+    # Repeated pattern variables must bind to the same variable.
+    fg2 = FunctionGraph([x, y], [mul(x, add(y, x))])
+    assert not in2out(rw).rewrite(fg2)
+
+
+def test_pattern_respects_other_clients():
+    x, y = vec("x"), vec("y")
+    inner = add(y, y)
+    rw = PatternNodeRewriter((mul, "x", (add, "y", "y")), (mul, "x", "y"))
+    fg = FunctionGraph([x, y], [mul(x, inner), exp(inner)], clone=False)
+    assert not in2out(rw).rewrite(fg)
+    rw2 = PatternNodeRewriter((mul, "x", (add, "y", "y")), (mul, "x", "y"), allow_multiple_clients=True)
+    assert in2out(rw2).rewrite(fg)
+
+
+def test_merge_common_subexpressions_and_constants():
+    from lucent.tensor.basic import constant
+
+    x = vec("x")
+    c1 = constant(np.array([1.0, 2.0]))
+    c2 = constant(np.array([1.0, 2.0]))
+    a = exp(add(x, c1))
+    b = exp(add(x, c2))
+    fg = FunctionGraph([x], [mul(a, b)])
+    assert len(fg.apply_nodes) == 5
+    MergeRewriter().rewrite(fg)
+    assert len(fg.apply_nodes) == 3
+    mul_node = fg.outputs[0].owner
+    assert mul_node.inputs[0] is mul_node.inputs[1]
+    value = evaluate_with_perform(fg.outputs[0], {fg.inputs[0]: np.array([0.0, 1.0])})
+    np.testing.assert_allclose(value, np.exp([1.0, 3.0]) ** 2)
+
+
+def test_equilibrium_repeats_until_fixed_point():
+    @node_rewriter([BinOp])
+    def add_self_to_mul(fgraph, node):
+        return False
+
+    x = vec("x")
+    out = neg(neg(exp(neg(neg(neg(neg(x)))))))
+    fg = FunctionGraph([x], [out])
+    EquilibriumGraphRewriter([remove_double_neg, MergeRewriter()]).rewrite(fg)
+    assert [str(n.op) for n in fg.toposort()] == ["exp"]
+
+
+def test_equilibrium_stops_on_loops():
+    @node_rewriter([UnOp])
+    def flip(fgraph, node):
+        if node.op == exp:
+            return [UnOp("exp", np.exp)(node.inputs[0])]
+        return False
+
+    x = vec("x")
+    fg = FunctionGraph([x], [exp(x)])
+    with pytest.warns(RewriteFailure, match="max_use_ratio"):
+        EquilibriumGraphRewriter([flip], max_use_ratio=3).rewrite(fg)
+
+
+def test_sequential_runs_in_order():
+    x = vec("x")
+    fg = FunctionGraph([x], [neg(neg(x))])
+    seq = SequentialGraphRewriter(in2out(remove_double_neg), MergeRewriter())
+    assert seq.rewrite(fg)
+    assert len(seq.timings) == 2

@@ -1,0 +1,73 @@
+import pytest
+
+from lucent.graph.destroyhandler import DestroyHandler
+from lucent.graph.fg import FunctionGraph, InconsistencyError
+from lucent.graph.rewriting.basic import replace_validated
+from tests.graph.rewriting.toy import add, exp, neg, neg_inplace, vec, view
+
+
+def _fg(inputs, outputs, destroyable=()):
+    fg = FunctionGraph(inputs, outputs, clone=False)
+    fg.destroyable_inputs = set(destroyable)
+    fg.attach_feature(DestroyHandler())
+    return fg
+
+
+def test_destroying_a_protected_input_is_rejected():
+    x = vec("x")
+    fg = _fg([x], [neg_inplace(x)])
+    with pytest.raises(InconsistencyError, match="indestructible"):
+        fg.validate()
+
+
+def test_destroying_a_destroyable_input_is_allowed():
+    x = vec("x")
+    fg = _fg([x], [neg_inplace(x)], destroyable=[x])
+    assert fg.validate()
+
+
+def test_intermediate_destroyed_after_its_other_readers():
+    x = vec("x")
+    e = exp(x)
+    out1 = neg_inplace(e)
+    out2 = add(e, x)
+    fg = _fg([x], [out1, out2])
+    fg.validate()
+    order = fg.toposort()
+    assert order.index(out2.owner) < order.index(out1.owner)
+
+
+def test_reader_that_depends_on_destroyer_makes_a_cycle():
+    x = vec("x")
+    e = exp(x)
+    d = neg_inplace(e)
+    late = add(e, d)  # reads e after it was overwritten: impossible
+    fg = _fg([x], [late])
+    with pytest.raises(InconsistencyError, match="cycle"):
+        fg.validate()
+
+
+def test_two_destroyers_of_one_value():
+    x = vec("x")
+    e = exp(x)
+    fg = _fg([x], [add(neg_inplace(e), neg_inplace(view(e)))])
+    with pytest.raises(InconsistencyError, match="Multiple destroyers"):
+        fg.validate()
+
+
+def test_destroying_a_view_of_an_output():
+    x = vec("x")
+    e = exp(x)
+    fg = _fg([x], [e, neg_inplace(view(e))])
+    with pytest.raises(InconsistencyError, match="output"):
+        fg.validate()
+
+
+def test_replace_validated_reverts_on_inconsistency():
+    x = vec("x")
+    e = neg(x)
+    fg = _fg([x], [exp(e)])
+    with pytest.raises(InconsistencyError):
+        replace_validated(fg, [(e, neg_inplace(x))], reason="test")
+    assert fg.outputs[0].owner.inputs[0] is e
+    fg.check_integrity()

@@ -1,0 +1,250 @@
+"""FunctionGraph: client bookkeeping, replacement, pruning and features."""
+
+import pytest
+
+from lucent.graph.basic import Apply, Constant
+from lucent.graph.features import AlreadyThere, ChangeTracker, Feature, NodeFinder
+from lucent.graph.fg import FunctionGraph, MissingInputError
+from lucent.graph.op import Op
+from tests.graph.test_basic import MyType
+
+t = MyType()
+
+
+class F(Op):
+    __props__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def make_node(self, *inputs):
+        return Apply(self, list(inputs), [t()])
+
+
+f, g, h = F("f"), F("g"), F("h")
+
+
+class Recorder(Feature):
+    def __init__(self):
+        self.events = []
+
+    def on_attach(self, fgraph):
+        self.events.append(("attach",))
+
+    def on_detach(self, fgraph):
+        self.events.append(("detach",))
+
+    def on_import(self, fgraph, node, reason):
+        self.events.append(("import", node.op.name, reason))
+
+    def on_prune(self, fgraph, node, reason):
+        self.events.append(("prune", node.op.name, reason))
+
+    def on_change_input(self, fgraph, node, i, var, new_var, reason=None):
+        self.events.append(("change", node if node == "output" else node.op.name, i, reason))
+
+
+def graph():
+    x, y = t("x"), t("y")
+    a = f(x, y)
+    b = g(a, x)
+    return x, y, a, b
+
+
+def test_clients_recorded():
+    x, y, a, b = graph()
+    fg = FunctionGraph([x, y], [b], clone=False)
+    assert fg.clients[x] == [(a.owner, 0), (b.owner, 1)]
+    assert fg.clients[a] == [(b.owner, 0)]
+    assert fg.clients[b] == [("output", 0)]
+    assert fg.apply_nodes == {a.owner, b.owner}
+    assert fg.variables == {x, y, a, b}
+    assert a in fg and a.owner in fg and t() not in fg
+    fg.check_integrity()
+
+
+def test_clone_by_default():
+    x, y, a, b = graph()
+    fg = FunctionGraph([x, y], [b])
+    assert fg.outputs[0] is not b and fg.inputs[0] is not x
+    assert fg.outputs[0].owner.op == g
+    fg2 = fg.clone()
+    assert fg2.outputs[0] is not fg.outputs[0]
+    fg2.check_integrity()
+
+
+def test_inputs_default_to_graph_inputs_without_constants():
+    x = t("x")
+    c = Constant(t, 3)
+    out = f(x, c)
+    fg = FunctionGraph(outputs=[out], clone=False)
+    assert fg.inputs == [x]
+    with pytest.raises(ValueError, match="No outputs"):
+        FunctionGraph([x])
+
+
+def test_missing_input_error():
+    x, y, a, b = graph()
+    with pytest.raises(MissingInputError) as info:
+        FunctionGraph([x], [b], clone=False)
+    assert info.value.variable is y
+    assert "y" in str(info.value)
+
+
+def test_bad_inputs():
+    x, y, a, b = graph()
+    with pytest.raises(ValueError, match="output of an already existing node"):
+        FunctionGraph([a], [b], clone=False)
+    with pytest.raises(ValueError, match="twice"):
+        FunctionGraph([x, x, y], [b], clone=False)
+
+
+def test_replace_keeps_clients_consistent_and_prunes():
+    x, y, a, b = graph()
+    rec = Recorder()
+    fg = FunctionGraph([x, y], [b], features=[rec], clone=False)
+    new = h(y)
+    fg.replace(a, new, reason="test")
+    assert b.owner.inputs[0] is new
+    assert a.owner not in fg.apply_nodes and a not in fg.variables
+    assert new.owner in fg.apply_nodes
+    assert fg.clients[y] == [(new.owner, 0)]
+    assert fg.clients[x] == [(b.owner, 1)]
+    assert ("import", "h", "test") in rec.events
+    assert ("prune", "f", "test") in rec.events
+    assert ("change", "g", 0, "test") in rec.events
+    fg.check_integrity()
+    assert fg.toposort() == [new.owner, b.owner]
+
+
+def test_replace_an_output():
+    x, y, a, b = graph()
+    fg = FunctionGraph([x, y], [b], clone=False)
+    fg.replace(b, a)
+    assert fg.outputs == [a]
+    assert fg.apply_nodes == {a.owner}
+    assert ("output", 0) in fg.clients[a]
+    fg.check_integrity()
+
+
+def test_replace_with_incompatible_type_raises_and_changes_nothing():
+    x, y, a, b = graph()
+    fg = FunctionGraph([x, y], [b], clone=False)
+    other = MyType("other")("z")
+    with pytest.raises(TypeError):
+        fg.replace(a, other)
+    assert b.owner.inputs[0] is a
+    fg.check_integrity()
+
+
+def test_replace_with_missing_input():
+    x, y, a, b = graph()
+    fg = FunctionGraph([x, y], [b], clone=False)
+    z = t("z")
+    with pytest.raises(MissingInputError):
+        fg.replace(a, h(z))
+    # a failed replace leaves the graph untouched (this used to corrupt b's inputs)
+    assert b.owner.inputs[0] is a
+    fg.check_integrity()
+    fg2 = FunctionGraph([x, y], [b], clone=False)
+    fg2.replace(a, h(z), import_missing=True)
+    assert z in fg2.inputs
+
+
+def test_replace_all_and_change_node_input():
+    x, y, a, b = graph()
+    fg = FunctionGraph([x, y], [b], clone=False)
+    fg.replace_all([(a, y)])
+    assert b.owner.inputs == [y, x]
+    fg.change_node_input(b.owner, 1, y)
+    assert b.owner.inputs == [y, y]
+    assert fg.clients[x] == [] and fg.clients[y] == [(b.owner, 0), (b.owner, 1)]
+    fg.check_integrity()
+
+
+def test_features_callbacks_attach_detach():
+    x, y, a, b = graph()
+    rec = Recorder()
+    fg = FunctionGraph([x, y], [b], clone=False)
+    fg.attach_feature(rec)
+    fg.attach_feature(rec)  # attaching twice is a no-op
+    assert rec.events == [("attach",)]
+    fg.remove_feature(rec)
+    assert rec.events[-1] == ("detach",)
+    fg.replace(a, y)
+    assert len(rec.events) == 2
+
+
+def test_already_there_feature_is_skipped():
+    x, y, a, b = graph()
+    fg = FunctionGraph([x, y], [b], clone=False)
+    fg.attach_feature(ChangeTracker())
+    second = ChangeTracker()
+    fg.attach_feature(second)
+    assert second not in fg._features
+    fg.replace(a, y)
+    assert fg.change_tracker.changed
+
+    class Refuses(Feature):
+        def on_attach(self, fgraph):
+            raise AlreadyThere()
+
+    fg.attach_feature(Refuses())
+    assert not any(isinstance(ft, Refuses) for ft in fg._features)
+
+
+def test_node_finder():
+    x, y, a, b = graph()
+    fg = FunctionGraph([x, y], [b], clone=False)
+    fg.attach_feature(NodeFinder())
+    assert fg.get_nodes(fg, f) == [a.owner]
+    fg.replace(a, y)
+    assert fg.get_nodes(fg, f) == []
+
+
+def test_toposort_respects_feature_orderings():
+    x = t("x")
+    p, q = f(x), g(x)
+    out = h(p, q)
+    fg = FunctionGraph([x], [out], clone=False)
+    order = fg.toposort()
+    assert order.index(p.owner) < order.index(out.owner) and order[-1] is out.owner
+
+    class QFirst(Feature):
+        def orderings(self, fgraph):
+            return {p.owner: [q.owner]}
+
+    fg.attach_feature(QFirst())
+    assert fg.toposort() == [q.owner, p.owner, out.owner]
+
+
+def test_check_integrity_detects_corruption():
+    x, y, a, b = graph()
+    fg = FunctionGraph([x, y], [b], clone=False)
+    fg.clients[x].clear()
+    with pytest.raises(Exception, match="clients"):
+        fg.check_integrity()
+
+
+def test_shared_subgraph_is_pruned_only_when_unused():
+    x = t("x")
+    a = f(x)
+    out1, out2 = g(a), h(a)
+    fg = FunctionGraph([x], [out1, out2], clone=False)
+    fg.replace(out1, x)
+    assert a.owner in fg.apply_nodes and out1.owner not in fg.apply_nodes
+    fg.replace(out2, x)
+    assert fg.apply_nodes == set()
+    fg.check_integrity()
+
+
+def test_deep_graph_builds_without_recursion():
+    x = t("x")
+    out = x
+    for _ in range(5000):
+        out = f(out)
+    fg = FunctionGraph([x], [out], clone=True)
+    assert len(fg.toposort()) == 5000
+    fg.check_integrity()
+    fg.replace(fg.outputs[0], fg.inputs[0])
+    assert fg.apply_nodes == set()
