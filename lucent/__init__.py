@@ -15,3 +15,15 @@ from lucent.configparser import change_flags_global as change_flags  # noqa: E40
 from lucent import graph  # noqa: E402,F401
 from lucent.graph.basic import Apply, Constant, Variable  # noqa: E402,F401
 from lucent import scalar, tensor  # noqa: E402,F401
+from lucent.printing import debugprint, dprint, pp, pprint  # noqa
+from lucent.compile import (  # noqa: E402,F401
+    In,
+    Mode,
+    Out,
+    SharedVariable,
+    function,
+    get_mode,
+    shared,
+    shared_constructor,
+)
+from lucent.gradient import grad, jacobian, hessian  # noqa

@@ -1,0 +1,9 @@
+"""Linkers: turn a FunctionGraph into something that runs.
+
+``basic`` holds storage ``Container`` and the ``Linker`` interface,
+``python`` the reference path that calls ``Op.perform`` node by node.
+"""
+
+from lucent.link.basic import Container, Linker
+
+__all__ = ["Container", "Linker"]

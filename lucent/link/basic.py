@@ -1,0 +1,155 @@
+"""Storage cells and the linker interface.
+
+A compiled function keeps each run-time value in a *storage cell*: a
+one-element list ``[value]``. Cells are shared by reference, which is how a
+shared variable's value is seen by every function that uses it, and how a
+linker's thunks pass values to one another without a lookup per call.
+
+``Container`` wraps a cell with the ``Type`` that governs it, so that writing
+a value through the container checks and converts it (``Type.filter``)
+while the linker reads and writes the raw cell directly.
+
+A ``Linker`` turns a ``FunctionGraph`` into something callable. It is used in
+two steps: ``linker.accept(fgraph)`` returns a linker bound to that graph,
+and ``make_thunk(input_storage, output_storage)`` returns a zero-argument
+callable that reads the input cells and fills the output cells, together
+with the containers for those cells.
+"""
+
+from __future__ import annotations
+
+import copy
+
+
+class Container:
+    """A storage cell together with the Type that validates what goes in it.
+
+    Parameters
+    ----------
+    r
+        The Variable (or directly its Type) whose values the cell holds.
+    storage
+        The one-element list to wrap; shared, not copied.
+    readonly
+        Writing ``.value`` raises when True.
+    strict, allow_downcast
+        Passed to ``Type.filter`` on every write through ``.value``.
+    name
+        For messages; defaults to the variable's name.
+    """
+
+    def __init__(self, r, storage, readonly=False, strict=False, allow_downcast=None, name=None):
+        if not isinstance(storage, list) or len(storage) < 1:
+            raise TypeError("A Container's storage must be a non-empty list (a storage cell)")
+        from lucent.graph.type import Type
+
+        if isinstance(r, Type):
+            self.type = r
+        else:
+            self.type = r.type
+        if name is None:
+            name = getattr(r, "name", None)
+        self.name = name
+        self.storage = storage
+        self.readonly = readonly
+        self.strict = strict
+        self.allow_downcast = allow_downcast
+
+    def __get__(self):  # pragma: no cover - kept for old code calling it
+        return self.storage[0]
+
+    @property
+    def value(self):
+        """The current value (the cell's content, not a copy)."""
+        return self.storage[0]
+
+    @value.setter
+    def value(self, value):
+        if self.readonly:
+            raise Exception(f"Cannot set readonly storage: {self.name}")
+        self.storage[0] = self.filter(value)
+
+    def filter(self, value):
+        """``value`` checked and converted by the type; ``None`` empties the cell."""
+        if value is None:
+            return None
+        # Never write into the old value in place: someone may hold it
+        # (``get_value(borrow=True)``, a previous ``fn[name]``).
+        if self.strict:
+            return self.type.filter(value, strict=True)
+        return self.type.filter(value, allow_downcast=self.allow_downcast)
+
+    @property
+    def data(self):
+        return self.storage[0]
+
+    def __str__(self):
+        return "<" + str(self.storage[0]) + ">"
+
+    def __repr__(self):
+        return "<" + repr(self.storage[0]) + ">"
+
+    def __deepcopy__(self, memo):
+        # Copy the value with the type's own rules so that ndarrays keep
+        # their dtype and layout; the new container has its own cell.
+        data = self.storage[0]
+        new_data = None if data is None else copy.deepcopy(data, memo)
+        result = type(self)(
+            self.type,
+            [new_data],
+            readonly=self.readonly,
+            strict=self.strict,
+            allow_downcast=self.allow_downcast,
+            name=self.name,
+        )
+        memo[id(self)] = result
+        return result
+
+
+class Linker:
+    """Base class of linkers (see module docstring).
+
+    Subclasses implement ``accept`` and ``make_thunk``. ``make_function``
+    is a convenience for tests: a plain Python callable over the graph's
+    inputs that returns the outputs' values.
+    """
+
+    fgraph = None
+
+    def accept(self, fgraph, no_recycling=None, profile=None):
+        """A linker bound to ``fgraph`` (a new one when this one is in use)."""
+        raise NotImplementedError()
+
+    def make_thunk(self, input_storage=None, output_storage=None, storage_map=None):
+        """Return ``(thunk, input_containers, output_containers)``."""
+        raise NotImplementedError()
+
+    def clone(self, allow_gc=None):
+        new = copy.copy(self)
+        new.fgraph = None
+        if allow_gc is not None and hasattr(new, "allow_gc"):
+            new.allow_gc = allow_gc
+        return new
+
+    def make_function(self, unpack_single=True, **kwargs):
+        """A callable ``f(*input_values)`` running the bound graph once per call."""
+        thunk, inputs, outputs = self.make_thunk(**kwargs)
+
+        def execute(*args):
+            if len(args) != len(inputs):
+                raise TypeError(f"expected {len(inputs)} arguments, got {len(args)}")
+            for arg, container in zip(args, inputs):
+                container.value = arg
+            thunk()
+            values = [c.storage[0] for c in outputs]
+            if unpack_single and len(values) == 1:
+                return values[0]
+            return values
+
+        execute.thunk = thunk
+        execute.inputs = inputs
+        execute.outputs = outputs
+        return execute
+
+
+__all__ = ["Container", "Linker"]

@@ -1,0 +1,213 @@
+"""The reference execution path: run every node's ``perform`` in order.
+
+``PythonLinker`` gives each variable of the graph a storage cell, makes one
+small *thunk* per Apply node that reads its input cells and calls
+``op.perform`` with its output cells, and runs the thunks in topological
+order. It is deliberately simple: it is the path every other linker (and
+DebugMode) is checked against.
+
+Two memory rules matter:
+
+* **storage reuse** - an output cell keeps last call's value, so an op may
+  write into it instead of allocating (``perform`` is told this in its
+  docstring);
+* **garbage collection** - with ``config.allow_gc`` an intermediate value is
+  dropped right after the last node that reads it, so peak memory stays
+  close to what the computation really needs. Graph inputs, constants and
+  outputs are never dropped.
+"""
+
+from __future__ import annotations
+
+from lucent.graph.basic import Constant
+from lucent.link.basic import Container, Linker
+
+
+class PythonLinker(Linker):
+    """Links a FunctionGraph into thunks that call ``Op.perform`` node by node.
+
+    Parameters
+    ----------
+    allow_gc
+        Free intermediates after their last use; ``None`` reads
+        ``config.allow_gc`` when the thunk is made.
+    schedule
+        Optional callable ``fgraph -> list of Apply`` giving the order.
+    """
+
+    def __init__(self, allow_gc=None, schedule=None):
+        self.fgraph = None
+        self.allow_gc = allow_gc
+        self.schedule = schedule
+        self.no_recycling = []
+
+    def __repr__(self):
+        return "PythonLinker()"
+
+    def accept(self, fgraph, no_recycling=None, profile=None):
+        if self.fgraph is not None and self.fgraph is not fgraph:
+            return type(self)(allow_gc=self.allow_gc, schedule=self.schedule).accept(
+                fgraph, no_recycling, profile
+            )
+        self.fgraph = fgraph
+        self.no_recycling = list(no_recycling or [])
+        self.profile = profile
+        return self
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["fgraph"] = None
+        return state
+
+    # ------------------------------------------------------------------
+    def make_all(self, input_storage=None, output_storage=None, storage_map=None):
+        """Build the storage map and one thunk per node.
+
+        Returns ``(run, input_cells, output_cells, thunks, order, storage_map)``.
+        """
+        fgraph = self.fgraph
+        if fgraph is None:
+            raise RuntimeError("PythonLinker.make_thunk called before accept(fgraph)")
+        order = self.schedule(fgraph) if self.schedule else fgraph.toposort()
+        storage_map = {} if storage_map is None else storage_map
+        if input_storage is None:
+            input_storage = [[None] for _ in fgraph.inputs]
+        if len(input_storage) != len(fgraph.inputs):
+            raise ValueError(
+                f"input_storage has {len(input_storage)} cells for {len(fgraph.inputs)} graph inputs"
+            )
+        for var, cell in zip(fgraph.inputs, input_storage):
+            storage_map[var] = cell
+        for node in order:
+            for var in node.inputs:
+                if var not in storage_map:
+                    if isinstance(var, Constant) or hasattr(var, "data"):
+                        storage_map[var] = [var.data]
+                    else:  # pragma: no cover - FunctionGraph refuses such graphs
+                        raise ValueError(f"{var} is neither an input nor computed by the graph")
+            for var in node.outputs:
+                storage_map.setdefault(var, [None])
+        if output_storage is not None:
+            if len(output_storage) != len(fgraph.outputs):
+                raise ValueError("output_storage must have one cell per graph output")
+            for var, cell in zip(fgraph.outputs, output_storage):
+                if var.owner is not None:
+                    storage_map[var] = cell
+        for var in fgraph.outputs:
+            if var not in storage_map:
+                storage_map[var] = [var.data] if hasattr(var, "data") else [None]
+        output_cells = [storage_map[v] for v in fgraph.outputs]
+        input_cells = [storage_map[v] for v in fgraph.inputs]
+
+        thunks = []
+        for node in order:
+            node.op.prepare_node(node, storage_map, None, "py")
+            thunks.append(
+                _make_node_thunk(
+                    node,
+                    [storage_map[v] for v in node.inputs],
+                    [storage_map[v] for v in node.outputs],
+                )
+            )
+
+        allow_gc = self.allow_gc
+        if allow_gc is None:
+            from lucent.configdefaults import config
+
+            allow_gc = config.allow_gc
+        to_free = _cells_to_free(fgraph, order, storage_map) if allow_gc else [()] * len(order)
+        recycle = [storage_map[v] for v in self.no_recycling if v in storage_map]
+
+        def run():
+            for cell in recycle:
+                cell[0] = None
+            i = 0
+            try:
+                for i, thunk in enumerate(thunks):
+                    thunk()
+                    for cell in to_free[i]:
+                        cell[0] = None
+            except Exception as exc:
+                _annotate(exc, order[i], storage_map)
+                # Drop half-computed intermediates so a failing call holds no memory.
+                if allow_gc:
+                    for cells in to_free:
+                        for cell in cells:
+                            cell[0] = None
+                raise
+
+        run.thunks = thunks
+        run.order = order
+        run.storage_map = storage_map
+        return run, input_cells, output_cells, thunks, order, storage_map
+
+    def make_thunk(self, input_storage=None, output_storage=None, storage_map=None):
+        run, input_cells, output_cells, _, _, _ = self.make_all(
+            input_storage, output_storage, storage_map
+        )
+        fgraph = self.fgraph
+        inputs = [Container(v, cell) for v, cell in zip(fgraph.inputs, input_cells)]
+        outputs = [Container(v, cell, readonly=True) for v, cell in zip(fgraph.outputs, output_cells)]
+        return run, inputs, outputs
+
+
+def _make_node_thunk(node, input_cells, output_cells):
+    perform = node.op.perform
+
+    def thunk():
+        perform(node, [cell[0] for cell in input_cells], output_cells)
+        for j, cell in enumerate(output_cells):
+            if cell[0] is None:
+                raise ValueError(
+                    f"{node.op}.perform did not store a value for output {j} of node {node}"
+                )
+
+    thunk.node = node
+    thunk.inputs = input_cells
+    thunk.outputs = output_cells
+    return thunk
+
+
+def _cells_to_free(fgraph, order, storage_map):
+    """For each node, the cells that no later node (nor the caller) needs."""
+    keep = set(fgraph.inputs) | set(fgraph.outputs)
+    last_use = {}
+    for i, node in enumerate(order):
+        for var in node.inputs:
+            last_use[var] = i
+        for var in node.outputs:
+            last_use.setdefault(var, i)  # computed but never read
+    per_node = [[] for _ in order]
+    for var, i in last_use.items():
+        if var in keep or var.owner is None:
+            continue
+        per_node[i].append(storage_map[var])
+    return per_node
+
+
+def _annotate(exc, node, storage_map):
+    """Add which node failed, and with which input shapes, to ``exc``."""
+    if getattr(exc, "_lucent_annotated", False):
+        return
+    try:
+        shapes = []
+        for var in node.inputs:
+            val = storage_map[var][0]
+            shapes.append(getattr(val, "shape", "no shape"))
+        note = (
+            f"Apply node that caused the error: {node}\n"
+            f"Inputs types: {[v.type for v in node.inputs]}\n"
+            f"Inputs shapes: {shapes}"
+        )
+        trace = getattr(node.tag, "trace", None)
+        if trace:
+            from lucent.graph.utils import format_trace
+
+            note += "\nNode created at: " + format_trace(trace)
+        exc.add_note(note)
+        exc._lucent_annotated = True
+    except Exception:  # pragma: no cover - annotation must never hide the error
+        pass
+
+
+__all__ = ["PythonLinker"]

@@ -1,0 +1,323 @@
+"""Function and FunctionMaker: calls, updates, aliasing, failure atomicity, copy, pickle."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import lucent
+import lucent.tensor as lt
+from lucent import In, Out, function, shared
+from lucent.compile.function_module import Function, FunctionMaker, UnusedInputError
+from lucent.graph.basic import Apply
+from lucent.graph.fg import FunctionGraph
+from lucent.graph.op import Op
+
+
+class FailIfNegative(Op):
+    """Returns its input + 1, but raises on negative values (to test failing calls)."""
+
+    __props__ = ()
+
+    def make_node(self, x):
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        if np.any(x < 0):
+            raise ValueError("negative value")
+        output_storage[0][0] = x + 1
+
+
+fail_if_negative = FailIfNegative()
+
+
+def test_maker_attributes():
+    x = lt.dvector("x")
+    f = function([x], x * 2, name="double")
+    assert isinstance(f, Function)
+    assert isinstance(f.maker, FunctionMaker)
+    assert isinstance(f.maker.fgraph, FunctionGraph)
+    assert f.name == "double"
+    assert f.trust_input is False
+    assert "double" in repr(f)
+
+
+def test_bad_input_names_input_and_type():
+    x = lt.dvector("x")
+    f = function([x], x * 2)
+    with pytest.raises(TypeError) as info:
+        f(np.zeros((2, 2)))
+    msg = str(info.value)
+    assert '"x"' in msg and "index 0" in msg and "float64" in msg and "dimensions" in msg
+    y = lt.dvector()
+    g = function([y], y * 2)
+    with pytest.raises(TypeError, match="index 0"):
+        g(np.zeros((2, 2)))
+
+
+def test_allow_input_downcast():
+    x = lt.fvector("x")
+    f = function([x], x * 2)
+    with pytest.raises(TypeError):
+        f(np.array([1.0, 2.0]))
+    g = function([x], x * 2, allow_input_downcast=True)
+    assert g(np.array([1.0, 2.0])).dtype == np.float32
+
+
+def test_too_many_arguments():
+    x = lt.dscalar("x")
+    f = function([x], x * 2)
+    with pytest.raises(TypeError, match="Too many arguments"):
+        f(1, 2)
+
+
+def test_argument_given_twice():
+    x = lt.dscalar("x")
+    f = function([x], x * 2)
+    with pytest.raises(TypeError, match="several values"):
+        f(1, x=2)
+
+
+def test_unused_input_modes():
+    x, y = lt.dscalars("x", "y")
+    with pytest.raises(UnusedInputError, match="y"):
+        function([x, y], x * 2)
+    with pytest.warns(UserWarning):
+        function([x, y], x * 2, on_unused_input="warn")
+    assert function([x, y], x * 2, on_unused_input="ignore")(1, 5) == 2
+    with lucent.config.change_flags(on_unused_input="ignore"):
+        function([x, y], x * 2)
+
+
+def test_updates_dict_and_pairs():
+    s = shared(np.float64(0.0), name="s")
+    x = lt.dscalar("x")
+    f = function([x], s, updates={s: s + x})
+    assert f(2) == 0.0  # outputs use the old value
+    assert s.get_value() == 2.0
+    g = function([x], [], updates=[(s, s * x)])
+    g(3)
+    assert s.get_value() == 6.0
+
+
+def test_update_type_mismatch_names_shared_variable():
+    s = shared(np.zeros(3), name="weights")
+    x = lt.dmatrix("x")
+    with pytest.raises(TypeError, match="weights"):
+        function([x], [], updates={s: x})
+    f32 = lt.fvector("f")
+    with pytest.raises(TypeError, match="same type"):
+        function([f32], [], updates={s: f32})
+    with pytest.raises(TypeError, match="shared variable"):
+        function([x], [], updates={x: x})
+
+
+def test_update_with_constant_value():
+    s = shared(np.zeros(2))
+    f = function([], [], updates={s: np.ones(2)})
+    f()
+    np.testing.assert_array_equal(s.get_value(), [1, 1])
+
+
+def test_outputs_computed_before_updates():
+    a = shared(np.float64(1.0), name="a")
+    b = shared(np.float64(10.0), name="b")
+    f = function([], [a, b], updates=[(a, b), (b, a)])
+    assert f() == [1.0, 10.0]
+    assert a.get_value() == 10.0 and b.get_value() == 1.0
+    f()
+    assert a.get_value() == 1.0 and b.get_value() == 10.0
+
+
+def test_default_update_and_no_default_updates():
+    s = shared(np.float64(0.0), name="s")
+    s.default_update = s + 1
+    f = function([], s * 1)
+    f()
+    f()
+    assert s.get_value() == 2.0
+    g = function([], s * 1, no_default_updates=True)
+    g()
+    assert s.get_value() == 2.0
+    h = function([], s * 1, no_default_updates=[s])
+    h()
+    assert s.get_value() == 2.0
+    k = function([], s * 1, updates={s: s + 10})  # explicit update wins
+    k()
+    assert s.get_value() == 12.0
+
+
+def test_givens():
+    x = lt.dscalar("x")
+    y = lt.dscalar("y")
+    s = shared(np.float64(5.0))
+    f = function([y], x * 2, givens={x: y + 1})
+    assert f(1.0) == 4.0
+    g = function([], x * 2, givens=[(x, s)])
+    assert g() == 10.0
+    with pytest.raises(TypeError, match="type"):
+        function([y], x * 2, givens={x: lt.dvector("v")})
+
+
+def test_shared_variable_as_explicit_input_is_error():
+    s = shared(np.float64(5.0), name="s")
+    with pytest.raises(TypeError, match="explicit input"):
+        function([s], s * 2)
+
+
+def test_failing_call_leaves_state_unchanged():
+    s = shared(np.array([1.0, 2.0]), name="s")
+    x = lt.dvector("x")
+    w = lt.dvector("w")
+    f = function(
+        [x, In(w, value=np.array([5.0, 5.0]), update=w + 1)],
+        fail_if_negative(x),
+        updates={s: s + x},
+    )
+    f(np.array([1.0, 1.0]))
+    np.testing.assert_array_equal(s.get_value(), [2.0, 3.0])
+    np.testing.assert_array_equal(f["w"], [6.0, 6.0])
+    with pytest.raises(ValueError, match="negative"):
+        f(np.array([-1.0, 1.0]), np.array([100.0, 100.0]))
+    np.testing.assert_array_equal(s.get_value(), [2.0, 3.0])
+    np.testing.assert_array_equal(f["w"], [6.0, 6.0])
+    # A bad argument (filtered before anything runs) changes nothing either.
+    with pytest.raises(TypeError):
+        f(np.array([1.0, 1.0]), np.zeros((2, 2)))
+    np.testing.assert_array_equal(f["w"], [6.0, 6.0])
+    np.testing.assert_array_equal(s.get_value(), [2.0, 3.0])
+
+
+def test_failing_node_is_annotated():
+    x = lt.dvector("x")
+    f = function([x], fail_if_negative(x))
+    with pytest.raises(ValueError) as info:
+        f(np.array([-1.0]))
+    assert any("FailIfNegative" in n for n in getattr(info.value, "__notes__", []))
+
+
+def test_outputs_do_not_alias_inputs_or_each_other():
+    x = lt.dvector("x")
+    data = np.array([1.0, 2.0])
+    f = function([x], x)
+    out = f(data)
+    assert not np.may_share_memory(out, data)
+    g = function([x], [x * 2, x * 2])
+    y = x * 2
+    h = function([x], [y, y])
+    a, b = h(data)
+    assert not np.may_share_memory(a, b)
+    a, b = g(data)
+    assert not np.may_share_memory(a, b)
+
+
+def test_non_borrowed_output_not_clobbered_by_next_call():
+    x = lt.dvector("x")
+    f = function([x], x * 2)
+    first = f(np.array([1.0, 2.0]))
+    f(np.array([10.0, 20.0]))
+    np.testing.assert_array_equal(first, [2.0, 4.0])
+
+
+def test_shared_output_is_copied():
+    s = shared(np.array([1.0, 2.0]))
+    f = function([], s)
+    out = f()
+    out[0] = 100
+    assert s.get_value()[0] == 1.0
+
+
+def test_update_does_not_alias_input():
+    s = shared(np.zeros(2))
+    x = lt.dvector("x")
+    f = function([x], [], updates={s: x})
+    data = np.array([1.0, 2.0])
+    f(data)
+    data[0] = 50
+    np.testing.assert_array_equal(s.get_value(), [1.0, 2.0])
+
+
+def test_output_subset():
+    x = lt.dscalar("x")
+    f = function([x], [x * 2, x * 3])
+    assert f(1.0, output_subset=[1]) == [3.0]
+
+
+def test_trust_input():
+    x = lt.dvector("x")
+    f = function([x], x * 2, trust_input=True)
+    assert f.trust_input
+    np.testing.assert_array_equal(f(np.array([1.0, 2.0])), [2.0, 4.0])
+
+
+def test_copy_independent_and_shared_memory():
+    s = shared(np.float64(0.0), name="s")
+    x = lt.dscalar("x")
+    f = function([x], s, updates={s: s + x}, name="acc")
+    g = f.copy()
+    assert g.name == "acc copy"
+    g(5)
+    assert s.get_value() == 0.0
+    assert g.value[s] == 5.0
+    h = f.copy(share_memory=True, name="h")
+    h(2)
+    assert s.get_value() == 2.0
+    assert h.name == "h"
+    k = f.copy(delete_updates=True)
+    k(100)
+    assert s.get_value() == 2.0
+
+
+def test_copy_swap():
+    s = shared(np.float64(1.0), name="s")
+    t = shared(np.float64(7.0), name="t")
+    x = lt.dscalar("x")
+    f = function([x], s * x, updates={s: s + 1})
+    g = f.copy(swap={s: t})
+    assert g(2.0) == 14.0
+    assert t.get_value() == 8.0 and s.get_value() == 1.0
+    bad = shared(np.zeros(2))
+    with pytest.raises(TypeError, match="same type"):
+        f.copy(swap={s: bad})
+
+
+def test_pickle_function():
+    s = shared(np.float64(1.0), name="s")
+    x = lt.dscalar("x")
+    y = lt.dscalar("y")
+    f = function([x, In(y, value=10.0)], s + x + y, updates={s: s + 1})
+    f(0)
+    f["y"] = 20.0
+    g = pickle.loads(pickle.dumps(f))
+    assert g(1.0) == 2.0 + 1.0 + 20.0  # current s and current default of y
+    assert s.get_value() == 2.0  # the original shared variable is untouched
+    assert g.value["s"] == 3.0
+    assert f(0) == 2.0 + 20.0
+
+
+def test_pickle_function_with_shared_variable_together():
+    s = shared(np.float64(1.0), name="s")
+    f = function([], s * 2, updates={s: s + 1})
+    s2, f2 = pickle.loads(pickle.dumps((s, f)))
+    f2()
+    assert s2.get_value() == 2.0
+    assert s.get_value() == 1.0
+
+
+def test_fn_getitem_setitem_and_unknown_key():
+    x = lt.dscalar("x")
+    y = lt.dscalar("y")
+    f = function([x, In(y, value=2.0)], x * y)
+    assert f["y"] == 2.0
+    f["y"] = 3.0
+    assert f(2.0) == 6.0
+    with pytest.raises(KeyError):
+        f["nope"]
+    assert "y" in f.value
+
+
+def test_get_shared():
+    s = shared(np.float64(1.0))
+    f = function([], s * 2)
+    assert f.get_shared() == [s]
