@@ -14,19 +14,28 @@ The predefined modes are
   ``NotImplementedError`` until their implementation registers itself with
   ``register_mode``.
 
-Rewriters are found by name in ``predefined_optimizers`` (filled by the
-rewriting library with ``register_optimizer``) and applied through their
-``rewrite(fgraph)`` method, or called if they are plain callables.
+An optimizer name (``"fast_run"``, ``"fast_compile"``, ``"merge"``) stands
+for a *query* of the rewrite database ``lucent.graph.rewriting.db.optdb``:
+every rewrite registered with that tag runs, in the database's order.
+``Mode.including(...)`` / ``excluding(...)`` refine the query by tags, so a
+rewrite registered later (by the tensor library or a user) is picked up
+without touching any mode. ``register_optimizer`` adds other named
+rewriters (objects with ``rewrite(fgraph)``, or callables).
 """
 
 from __future__ import annotations
 
 import copy
 
+from lucent.graph.rewriting.db import RewriteDatabaseQuery, optdb
 from lucent.link.basic import Linker
 
-# name -> rewriter (an object with ``rewrite(fgraph)``, or a callable).
-predefined_optimizers: dict = {}
+# name -> a query of ``optdb``, or a rewriter (``rewrite(fgraph)`` or callable).
+predefined_optimizers: dict = {
+    "fast_run": RewriteDatabaseQuery(include=["fast_run"]),
+    "fast_compile": RewriteDatabaseQuery(include=["fast_compile"]),
+    "merge": RewriteDatabaseQuery(include=["merge"]),
+}
 
 _PYTHON_LINKER_NAMES = {"py", "python", "perform"}
 # Names of PyTensor's C-based linkers: lucent has no C backend, so they mean
@@ -101,6 +110,9 @@ class Mode:
             opt = predefined_optimizers.get(name)
             if opt is None:
                 return None
+        if isinstance(opt, RewriteDatabaseQuery):
+            query = opt.including(*self.include).excluding(*self.exclude).requiring(*self.require)
+            return optdb.query(query)
         if (self.include or self.exclude or self.require) and hasattr(opt, "query"):
             opt = opt.query(include=self.include, exclude=self.exclude, require=self.require)
         return opt

@@ -1,3 +1,454 @@
-"""(in progress)"""
+"""Tensor math: element-wise functions, reductions and products.
 
-__all__ = []
+Element-wise functions are ``Elemwise`` ops over the scalar ops of
+``lucent.scalar``; they accept variables, arrays and Python numbers (Python
+numbers are *weak*: ``fvector + 1.5`` stays float32). Reductions are
+``CAReduce`` ops followed by a ``DimShuffle`` when ``keepdims`` is asked for.
+``Dot`` and ``MatMul`` follow ``numpy.dot`` and ``numpy.matmul``.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from lucent.graph.basic import Apply
+from lucent.graph.op import Op
+from lucent.scalar import basic as ps
+from lucent.scalar.dtypes import continuous_dtypes, discrete_dtypes, normalize_dtype, upcast
+from lucent.tensor.basic import as_tensor_variable, constant
+from lucent.tensor.elemwise import (
+    DimShuffle,
+    Elemwise,
+    _fit_grad,
+    _pad_left,
+    broadcast_static_shape,
+)
+from lucent.tensor.reduction import All, Any, CAReduce, Max, Min, Prod, Sum, _normalize_axes
+from lucent.tensor.type import TensorType
+
+# --- element-wise -------------------------------------------------------------
+add = Elemwise(ps.add)
+sub = Elemwise(ps.sub)
+mul = Elemwise(ps.mul)
+true_div = Elemwise(ps.true_div)
+int_div = Elemwise(ps.int_div)
+floor_div = int_div
+mod = Elemwise(ps.mod)
+pow = Elemwise(ps.pow)  # noqa: A001
+neg = Elemwise(ps.neg)
+exp = Elemwise(ps.exp)
+exp2 = Elemwise(ps.exp2)
+expm1 = Elemwise(ps.expm1)
+log = Elemwise(ps.log)
+log2 = Elemwise(ps.log2)
+log10 = Elemwise(ps.log10)
+log1p = Elemwise(ps.log1p)
+sqrt = Elemwise(ps.sqrt)
+sqr = Elemwise(ps.sqr)
+square = sqr
+reciprocal = Elemwise(ps.reciprocal)
+sin = Elemwise(ps.sin)
+cos = Elemwise(ps.cos)
+tan = Elemwise(ps.tan)
+tanh = Elemwise(ps.tanh)
+arctan = Elemwise(ps.arctan)
+abs = Elemwise(ps.abs_)  # noqa: A001
+abs_ = abs
+sign = Elemwise(ps.sign)
+floor = Elemwise(ps.floor)
+ceil = Elemwise(ps.ceil)
+round_half_to_even = Elemwise(ps.round_half_to_even)
+sigmoid = Elemwise(ps.sigmoid)
+expit = sigmoid
+softplus = Elemwise(ps.softplus)
+maximum = Elemwise(ps.maximum)
+minimum = Elemwise(ps.minimum)
+lt = Elemwise(ps.lt)
+le = Elemwise(ps.le)
+gt = Elemwise(ps.gt)
+ge = Elemwise(ps.ge)
+eq = Elemwise(ps.eq)
+neq = Elemwise(ps.neq)
+and_ = Elemwise(ps.and_)
+or_ = Elemwise(ps.or_)
+xor = Elemwise(ps.xor)
+invert = Elemwise(ps.invert)
+bitwise_and, bitwise_or, bitwise_xor, bitwise_not = and_, or_, xor, invert
+switch = Elemwise(ps.switch)
+clip = Elemwise(ps.clip)
+identity = Elemwise(ps.identity)
+second = Elemwise(ps.second)
+fill = second
+
+
+def round(a, mode=None):  # noqa: A001
+    """Round to the nearest integer, ties to even (NumPy's rule)."""
+    if mode not in (None, "half_to_even"):
+        raise ValueError(f"round: only mode='half_to_even' is supported, got {mode!r}")
+    return round_half_to_even(a)
+
+
+def where(cond, x, y):
+    """``x`` where ``cond`` is true, else ``y`` (NumPy's three-argument ``where``)."""
+    return switch(cond, x, y)
+
+
+_cast_elemwise: dict = {}
+
+
+def cast(x, dtype):
+    """``x`` converted to ``dtype`` (returned unchanged when it already has it)."""
+    x = as_tensor_variable(x)
+    dtype = normalize_dtype(dtype)
+    if x.type.dtype == dtype:
+        return x
+    op = _cast_elemwise.get(dtype)
+    if op is None:
+        op = _cast_elemwise[dtype] = Elemwise(ps.Cast(ps.get_scalar_type(dtype)))
+    return op(x)
+
+
+# --- reductions ------------------------------------------------------------------
+def _keep(out, x, axis):
+    """Put the reduced axes of ``x`` back as length-1 dimensions of ``out``."""
+    axes = tuple(range(x.type.ndim)) if axis is None else axis
+    order, j = [], 0
+    for d in range(x.type.ndim):
+        if d in axes:
+            order.append("x")
+        else:
+            order.append(j)
+            j += 1
+    return DimShuffle(out.type.ndim, tuple(order))(out)
+
+
+def _reduce(op_cls, name, x, axis, keepdims, **kwargs):
+    x = as_tensor_variable(x)
+    axis = _normalize_axes(axis, x.type.ndim, name)
+    out = op_cls(axis=axis, **kwargs)(x)
+    return _keep(out, x, axis) if keepdims else out
+
+
+def sum(input, axis=None, dtype=None, keepdims=False, acc_dtype=None):  # noqa: A001
+    """Sum over ``axis`` (int, tuple or None for all); bools and ints sum in int64."""
+    return _reduce(Sum, "sum", input, axis, keepdims, dtype=dtype, acc_dtype=acc_dtype)
+
+
+def prod(input, axis=None, dtype=None, keepdims=False, acc_dtype=None, no_zeros_in_input=False):
+    """Product over ``axis``; bools and ints multiply in int64."""
+    return _reduce(Prod, "prod", input, axis, keepdims, dtype=dtype, acc_dtype=acc_dtype)
+
+
+def max(x, axis=None, keepdims=False):  # noqa: A001
+    """Largest element over ``axis`` (NaN if any element is NaN, as NumPy)."""
+    return _reduce(Max, "max", x, axis, keepdims)
+
+
+def min(x, axis=None, keepdims=False):  # noqa: A001
+    return _reduce(Min, "min", x, axis, keepdims)
+
+
+def all(x, axis=None, keepdims=False):  # noqa: A001
+    return _reduce(All, "all", x, axis, keepdims)
+
+
+def any(x, axis=None, keepdims=False):  # noqa: A001
+    return _reduce(Any, "any", x, axis, keepdims)
+
+
+class ReducedSize(Op):
+    """The number of elements over ``axis`` of its input, as an int64 scalar.
+
+    ``mean`` divides by it; when all the reduced lengths are static, ``mean``
+    uses a constant instead and this op is not needed.
+    """
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        return Apply(self, [x], [TensorType("int64", ())()])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        axes = range(x.ndim) if self.axis is None else self.axis
+        output_storage[0][0] = np.asarray(int(np.prod([x.shape[a] for a in axes], dtype="int64")), dtype="int64")
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [()]
+
+    def connection_pattern(self, node):
+        return [[False]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        from lucent.gradient import disconnected_type
+
+        return [disconnected_type()]
+
+
+def _count(x, axis):
+    axes = range(x.type.ndim) if axis is None else axis
+    lengths = [x.type.shape[a] for a in axes]
+    if builtins.all(n is not None for n in lengths):
+        return constant(np.asarray(int(np.prod(lengths, dtype="int64")), dtype="int64"))
+    return ReducedSize(axis)(x)
+
+
+def mean(input, axis=None, dtype=None, keepdims=False, acc_dtype=None):
+    """Arithmetic mean; integers and booleans give float64 (as NumPy)."""
+    x = as_tensor_variable(input)
+    axis = _normalize_axes(axis, x.type.ndim, "mean")
+    out_dtype = dtype or (x.type.dtype if x.type.dtype in continuous_dtypes else "float64")
+    s = Sum(axis=axis, dtype=out_dtype, acc_dtype=acc_dtype)(x)
+    out = true_div(s, cast(_count(x, axis), out_dtype))
+    return _keep(out, x, axis) if keepdims else out
+
+
+def var(input, axis=None, ddof=0, keepdims=False, corrected=False):
+    """Variance ``mean((x - mean(x))**2)`` with ``ddof`` delta degrees of freedom."""
+    x = as_tensor_variable(input)
+    axis = _normalize_axes(axis, x.type.ndim, "var")
+    if corrected:
+        ddof = 1
+    m = mean(x, axis=axis, keepdims=True)
+    d = sub(x, m)
+    out_dtype = m.type.dtype
+    ss = Sum(axis=axis, dtype=out_dtype)(mul(d, d))
+    n = cast(_count(x, axis), out_dtype)
+    if ddof:
+        n = sub(n, constant(np.asarray(ddof, dtype=out_dtype)))
+    out = true_div(ss, n)
+    return _keep(out, x, axis) if keepdims else out
+
+
+def std(input, axis=None, ddof=0, keepdims=False, corrected=False):
+    return sqrt(var(input, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected))
+
+
+class Argmax(Op):
+    """Index (int64) of the largest element over ``axis``; several axes are flattened."""
+
+    __props__ = ("axis",)
+    _func = staticmethod(np.argmax)
+
+    def __init__(self, axis=None):
+        self.axis = None if axis is None else tuple(axis)
+
+    def __str__(self):
+        return f"{type(self).__name__}{{axis={self.axis}}}"
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        axis = _normalize_axes(self.axis, x.type.ndim, str(self))
+        if axis != self.axis:
+            return type(self)(axis).make_node(x)
+        axes = range(x.type.ndim) if axis is None else axis
+        shape = tuple(s for d, s in enumerate(x.type.shape) if d not in axes)
+        return Apply(self, [x], [TensorType("int64", shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        axes = tuple(range(x.ndim)) if self.axis is None else self.axis
+        keep = [d for d in range(x.ndim) if d not in axes]
+        moved = np.transpose(x, keep + list(axes))
+        flat = moved.reshape(tuple(x.shape[d] for d in keep) + (-1,))
+        if flat.shape[-1] == 0:
+            raise ValueError(f"{self}: attempt to get the arg-extremum of an empty sequence (shape {x.shape})")
+        output_storage[0][0] = np.asarray(type(self)._func(flat, axis=-1), dtype="int64")
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        axes = range(len(input_shapes[0])) if self.axis is None else self.axis
+        return [tuple(s for d, s in enumerate(input_shapes[0]) if d not in axes)]
+
+    def connection_pattern(self, node):
+        return [[False]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        from lucent.gradient import disconnected_type
+
+        return [disconnected_type()]
+
+
+class Argmin(Argmax):
+    _func = staticmethod(np.argmin)
+
+
+def argmax(x, axis=None, keepdims=False):
+    x = as_tensor_variable(x)
+    axis = _normalize_axes(axis, x.type.ndim, "argmax")
+    out = Argmax(axis)(x)
+    return _keep(out, x, axis) if keepdims else out
+
+
+def argmin(x, axis=None, keepdims=False):
+    x = as_tensor_variable(x)
+    axis = _normalize_axes(axis, x.type.ndim, "argmin")
+    out = Argmin(axis)(x)
+    return _keep(out, x, axis) if keepdims else out
+
+
+# --- products --------------------------------------------------------------------
+def _static_eq(a, b):
+    return a is None or b is None or a == b
+
+
+class Dot(Op):
+    """``numpy.dot`` of two tensors of 1 or 2 dimensions."""
+
+    __props__ = ()
+
+    def make_node(self, a, b):
+        a, b = as_tensor_variable(a), as_tensor_variable(b)
+        if a.type.ndim not in (1, 2) or b.type.ndim not in (1, 2):
+            raise TypeError(f"Dot needs 1-d or 2-d inputs, got {a.type} and {b.type} (use dot() for 0-d)")
+        ka, kb = a.type.shape[-1], b.type.shape[0]
+        if not _static_eq(ka, kb):
+            raise ValueError(
+                f"Dot: shapes {a.type.shape} and {b.type.shape} are not aligned: "
+                f"{ka} (last dimension of the first) != {kb} (first dimension of the second)"
+            )
+        shape = a.type.shape[:-1] + b.type.shape[1:]
+        return Apply(self, [a, b], [TensorType(upcast(a.type.dtype, b.type.dtype), shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        a, b = inputs
+        if a.shape[-1] != b.shape[0]:
+            raise ValueError(f"Dot: shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} != {b.shape[0]}")
+        output_storage[0][0] = np.asarray(np.dot(a, b), dtype=node.outputs[0].type.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        sa, sb = input_shapes
+        return [tuple(sa[:-1]) + tuple(sb[1:])]
+
+    def L_op(self, inputs, outputs, output_grads):
+        (a, b), (gz,) = inputs, output_grads
+        na, nb = a.type.ndim, b.type.ndim
+        if na == 1 and nb == 1:
+            ga, gb = mul(gz, b), mul(gz, a)
+        elif na == 2 and nb == 1:
+            ga, gb = outer(gz, b), dot(a.T, gz)
+        elif na == 1 and nb == 2:
+            ga, gb = dot(b, gz), outer(a, gz)
+        else:
+            ga, gb = dot(gz, b.T), dot(a.T, gz)
+        return [_fit_grad(ga, a), _fit_grad(gb, b)]
+
+
+_dot = Dot()
+
+
+def dot(a, b):
+    """``numpy.dot``: scalar product for 0-d inputs, vector/matrix products for 1/2-d."""
+    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    if a.type.ndim == 0 or b.type.ndim == 0:
+        return mul(a, b)
+    if a.type.ndim > 2 or b.type.ndim > 2:
+        if b.type.ndim == 1:
+            return sum(mul(a, b), axis=-1)
+        raise NotImplementedError(
+            f"dot of tensors with more than 2 dimensions ({a.type}, {b.type}); use matmul or tensordot"
+        )
+    return _dot(a, b)
+
+
+def outer(x, y):
+    """Outer product of two vectors (inputs of other ranks are flattened)."""
+    x, y = as_tensor_variable(x), as_tensor_variable(y)
+    if x.type.ndim != 1:
+        x = x.flatten() if x.type.ndim else DimShuffle(0, ("x",))(x)
+    if y.type.ndim != 1:
+        y = y.flatten() if y.type.ndim else DimShuffle(0, ("x",))(y)
+    return mul(DimShuffle(1, (0, "x"))(x), DimShuffle(1, ("x", 0))(y))
+
+
+class MatMul(Op):
+    """``numpy.matmul`` of two tensors of at least 2 dimensions and the same rank.
+
+    Batch dimensions broadcast like ``Elemwise`` (statically). The 1-d cases
+    of ``numpy.matmul`` are handled by ``matmul()``, which adds and removes a
+    dimension around this op.
+    """
+
+    __props__ = ()
+
+    def make_node(self, a, b):
+        a, b = as_tensor_variable(a), as_tensor_variable(b)
+        if a.type.ndim < 2 or b.type.ndim < 2 or a.type.ndim != b.type.ndim:
+            raise TypeError(f"MatMul needs inputs of the same rank >= 2, got {a.type} and {b.type}")
+        if not _static_eq(a.type.shape[-1], b.type.shape[-2]):
+            raise ValueError(
+                f"matmul: shapes {a.type.shape} and {b.type.shape} do not match: "
+                f"{a.type.shape[-1]} != {b.type.shape[-2]} (core dimension k of (n,k),(k,m))"
+            )
+        batch = broadcast_static_shape(a.type.shape[:-2], b.type.shape[:-2])
+        shape = batch + (a.type.shape[-2], b.type.shape[-1])
+        return Apply(self, [a, b], [TensorType(upcast(a.type.dtype, b.type.dtype), shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        a, b = inputs
+        for d in range(a.ndim - 2):
+            la, lb = a.shape[d], b.shape[d]
+            if la != lb and not (
+                (la == 1 and node.inputs[0].type.shape[d] == 1) or (lb == 1 and node.inputs[1].type.shape[d] == 1)
+            ):
+                raise ValueError(
+                    f"matmul: batch shapes {a.shape[:-2]} and {b.shape[:-2]} are not compatible "
+                    "(a batch dimension can broadcast only if its static length is 1)"
+                )
+        if a.shape[-1] != b.shape[-2]:
+            raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not match: {a.shape[-1]} != {b.shape[-2]}")
+        output_storage[0][0] = np.asarray(np.matmul(a, b), dtype=node.outputs[0].type.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        (a, b), (sa, sb) = node.inputs, input_shapes
+        batch = [sa[d] if a.type.shape[d] != 1 else sb[d] for d in range(a.type.ndim - 2)]
+        return [tuple(batch) + (sa[-2], sb[-1])]
+
+    def L_op(self, inputs, outputs, output_grads):
+        (a, b), (gz,) = inputs, output_grads
+        nd = a.type.ndim
+        swap = tuple(range(nd - 2)) + (nd - 1, nd - 2)
+        ga = self(gz, DimShuffle(nd, swap)(b))
+        gb = self(DimShuffle(nd, swap)(a), gz)
+        return [_fit_grad(ga, a), _fit_grad(gb, b)]
+
+
+_matmul = MatMul()
+
+
+def matmul(x1, x2, dtype=None):
+    """``numpy.matmul``: matrix product over the last two axes, batch axes broadcast."""
+    a, b = as_tensor_variable(x1), as_tensor_variable(x2)
+    if a.type.ndim == 0 or b.type.ndim == 0:
+        raise ValueError("matmul: the inputs must not be scalars (0-d); use mul")
+    a_vec, b_vec = a.type.ndim == 1, b.type.ndim == 1
+    if a_vec:
+        a = DimShuffle(1, ("x", 0))(a)
+    if b_vec:
+        b = DimShuffle(1, (0, "x"))(b)
+    nd = builtins.max(a.type.ndim, b.type.ndim)
+    out = _matmul(_pad_left(a, nd), _pad_left(b, nd))
+    if a_vec or b_vec:
+        drop = ([nd - 2] if a_vec else []) + ([nd - 1] if b_vec else [])
+        out = DimShuffle(nd, tuple(d for d in range(nd) if d not in drop))(out)
+    if dtype is not None:
+        out = cast(out, dtype)
+    return out
+
+
+__all__ = [
+    "add", "sub", "mul", "true_div", "int_div", "floor_div", "mod", "pow", "neg", "exp", "exp2",
+    "expm1", "log", "log2", "log10", "log1p", "sqrt", "sqr", "square", "reciprocal", "sin", "cos",
+    "tan", "tanh", "arctan", "abs", "sign", "floor", "ceil", "round", "round_half_to_even",
+    "sigmoid", "expit", "softplus", "maximum", "minimum", "lt", "le", "gt", "ge", "eq", "neq",
+    "and_", "or_", "xor", "invert", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+    "switch", "where", "clip", "cast", "identity", "second", "fill",
+    "sum", "prod", "mean", "var", "std", "max", "min", "all", "any", "argmax", "argmin",
+    "dot", "matmul", "outer", "Dot", "MatMul", "Argmax", "Argmin", "ReducedSize",
+    "Sum", "Prod", "Max", "Min", "All", "Any", "CAReduce",
+]

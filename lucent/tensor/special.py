@@ -1,3 +1,133 @@
-"""(in progress)"""
+"""Special functions of whole axes: softmax, log-softmax and logsumexp.
 
-__all__ = []
+``Softmax`` and ``LogSoftmax`` are single ops rather than compositions of
+``exp`` and ``sum`` because the numerically stable evaluation (subtracting
+the maximum first) and the compact gradients are easiest to guarantee in
+one place. ``logsumexp`` is built from existing ops: its stability comes
+from the same max-subtraction trick.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lucent.graph.basic import Apply
+from lucent.graph.op import Op
+from lucent.scalar.basic import upgrade_to_float, get_scalar_type
+from lucent.tensor.basic import as_tensor_variable
+from lucent.tensor.elemwise import _fit_grad
+from lucent.tensor.type import TensorType
+
+
+def _norm_axis(axis, ndim, who):
+    if axis is None:
+        return None
+    if isinstance(axis, (tuple, list)):
+        if len(axis) != 1:
+            raise ValueError(f"{who}: give one axis or None, got {axis!r}")
+        (axis,) = axis
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{who}: axis must be an int or None, got {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(f"{who}: axis {axis} is out of bounds for a tensor with {ndim} dimensions")
+    return int(axis) % ndim
+
+
+class _AxisOp(Op):
+    __props__ = ("axis",)
+
+    def __init__(self, axis=-1):
+        self.axis = axis
+
+    def __str__(self):
+        return f"{type(self).__name__}{{axis={self.axis}}}"
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        axis = _norm_axis(self.axis, x.type.ndim, type(self).__name__)
+        if axis != self.axis:
+            return type(self)(axis).make_node(x)
+        (otype,) = upgrade_to_float(get_scalar_type(x.type.dtype))
+        return Apply(self, [x], [TensorType(otype.dtype, x.type.shape)()])
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [tuple(input_shapes[0])]
+
+    def _shifted(self, x, dtype):
+        x = np.asarray(x, dtype=dtype)
+        if x.size == 0:
+            return x, self.axis
+        m = np.max(x, axis=self.axis, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0)
+        return x - m, self.axis
+
+
+class Softmax(_AxisOp):
+    """``exp(x) / sum(exp(x), axis)``, computed after subtracting the max."""
+
+    def perform(self, node, inputs, output_storage):
+        z, axis = self._shifted(inputs[0], node.outputs[0].type.dtype)
+        with np.errstate(all="ignore"):
+            e = np.exp(z)
+            output_storage[0][0] = np.asarray(e / np.sum(e, axis=axis, keepdims=True), dtype=z.dtype)
+
+    def L_op(self, inputs, outputs, output_grads):
+        from lucent.tensor import math as tm
+
+        (x,), (sm,), (gz,) = inputs, outputs, output_grads
+        gx = tm.mul(tm.sub(gz, tm.sum(tm.mul(gz, sm), axis=self.axis, keepdims=True)), sm)
+        return [_fit_grad(gx, x)]
+
+
+class LogSoftmax(_AxisOp):
+    """``x - logsumexp(x, axis)``, computed after subtracting the max."""
+
+    def perform(self, node, inputs, output_storage):
+        z, axis = self._shifted(inputs[0], node.outputs[0].type.dtype)
+        with np.errstate(all="ignore"):
+            out = z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
+        output_storage[0][0] = np.asarray(out, dtype=z.dtype)
+
+    def L_op(self, inputs, outputs, output_grads):
+        from lucent.tensor import math as tm
+
+        (x,), (out,), (gz,) = inputs, outputs, output_grads
+        gx = tm.sub(gz, tm.mul(tm.exp(out), tm.sum(gz, axis=self.axis, keepdims=True)))
+        return [_fit_grad(gx, x)]
+
+
+def softmax(c, axis=-1):
+    """Softmax along ``axis`` (the last by default; ``None`` for all elements)."""
+    return Softmax(axis)(c)
+
+
+def log_softmax(c, axis=-1):
+    """Logarithm of the softmax along ``axis``, without under- or overflow."""
+    return LogSoftmax(axis)(c)
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    """``log(sum(exp(x), axis))`` computed as ``m + log(sum(exp(x - m)))``.
+
+    ``m`` (the max) is treated as a constant for differentiation: the result
+    does not depend on it mathematically, and cutting it keeps the gradient
+    finite when ``x`` holds infinities.
+    """
+    from lucent.gradient import zero_grad
+    from lucent.tensor import math as tm
+
+    x = as_tensor_variable(x)
+    m = tm.max(x, axis=axis, keepdims=True)
+    m = zero_grad(tm.switch(tm.eq(tm.abs(m), np.inf), 0, m))
+    out = tm.add(tm.log(tm.sum(tm.exp(tm.sub(x, m)), axis=axis, keepdims=True)), m)
+    if not keepdims:
+        from lucent.tensor.reduction import _normalize_axes
+        from lucent.tensor.elemwise import DimShuffle
+
+        axes = _normalize_axes(axis, x.type.ndim, "logsumexp")
+        axes = range(x.type.ndim) if axes is None else axes
+        out = DimShuffle(x.type.ndim, tuple(d for d in range(x.type.ndim) if d not in axes))(out)
+    return out
+
+
+__all__ = ["Softmax", "LogSoftmax", "softmax", "log_softmax", "logsumexp"]

@@ -29,13 +29,20 @@ def _basic():
 
 
 def _shape():
-    from lucent.tensor import shape
+    # ``lucent.tensor.shape`` the attribute is the ``shape`` function (star
+    # import in ``lucent.tensor``); the module itself is in ``sys.modules``.
+    import importlib
 
-    return shape
+    return importlib.import_module("lucent.tensor.shape")
 
 
 class _tensor_py_operators:
     """Operators and array-like methods shared by every kind of tensor variable."""
+
+    # Make NumPy defer to us: ``ndarray @ x`` and ``ndarray + x`` call our
+    # reflected operators instead of trying to treat ``x`` as an array.
+    __array_ufunc__ = None
+    __array_priority__ = 1000
 
     # --- arithmetic -------------------------------------------------------------
     def __abs__(self):

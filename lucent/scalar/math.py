@@ -1,0 +1,310 @@
+"""Element-wise functions of real analysis as scalar ops (exp, log, sin, ...).
+
+Split from ``lucent.scalar.basic`` (which re-exports everything here) to keep
+each file readable. Each op states its NumPy implementation, its dtype rule
+and its derivative; the derivative is built from scalar ops, so ``Elemwise``
+can turn it into a tensor expression.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lucent.scalar.basic import (
+    UnaryScalarOp,
+    _discrete_grads,
+    _zero_like_float,
+    constant,
+    continuous_dtypes,
+    neg,
+    same_out,
+    sub,
+    switch,
+    true_div,
+    upcast_out,
+    upcast_out_nobool,
+    upgrade_to_float_no_complex,
+)
+from lucent.scalar import basic as _b
+
+
+def _c(value, like):
+    """A constant of ``like``'s dtype, so gradients of float32 stay float32."""
+    return constant(np.asarray(value, dtype=like.type.dtype))
+
+
+class FloatUnaryOp(UnaryScalarOp):
+    """A differentiable function of one real argument, float-valued.
+
+    Integer inputs are upgraded to floats (small ints to float32) and are
+    computed in the output dtype. Subclasses give ``ufunc`` (or ``impl``)
+    and ``derivative(x, out)``; the gradient is ``gz * derivative``.
+    """
+
+    output_types_preference = staticmethod(upgrade_to_float_no_complex)
+    compute_in_output_dtype = True
+    ufunc = None
+
+    def impl(self, x):
+        return type(self).ufunc(x)
+
+    def derivative(self, x, out):
+        raise NotImplementedError
+
+    def L_op(self, inputs, outputs, output_grads):
+        (x,), (out,), (gz,) = inputs, outputs, output_grads
+        if x.type.dtype not in continuous_dtypes:
+            return [_zero_like_float(x)]
+        return [gz * self.derivative(x, out)]
+
+
+class Exp(FloatUnaryOp):
+    name = "exp"
+    ufunc = np.exp
+
+    def derivative(self, x, out):
+        return out
+
+
+class Exp2(FloatUnaryOp):
+    name = "exp2"
+    ufunc = np.exp2
+
+    def derivative(self, x, out):
+        return out * _c(np.log(2.0), out)
+
+
+class Expm1(FloatUnaryOp):
+    name = "expm1"
+    ufunc = np.expm1
+
+    def derivative(self, x, out):
+        return out + _c(1, out)
+
+
+class Log(FloatUnaryOp):
+    name = "log"
+    ufunc = np.log
+
+    def derivative(self, x, out):
+        return reciprocal(x)
+
+
+class Log2(FloatUnaryOp):
+    name = "log2"
+    ufunc = np.log2
+
+    def derivative(self, x, out):
+        return reciprocal(x * _c(np.log(2.0), x))
+
+
+class Log10(FloatUnaryOp):
+    name = "log10"
+    ufunc = np.log10
+
+    def derivative(self, x, out):
+        return reciprocal(x * _c(np.log(10.0), x))
+
+
+class Log1p(FloatUnaryOp):
+    name = "log1p"
+    ufunc = np.log1p
+
+    def derivative(self, x, out):
+        return reciprocal(x + _c(1, x))
+
+
+class Sqrt(FloatUnaryOp):
+    name = "sqrt"
+    ufunc = np.sqrt
+
+    def derivative(self, x, out):
+        return _c(0.5, out) / out
+
+
+class Reciprocal(FloatUnaryOp):
+    name = "reciprocal"
+    ufunc = np.reciprocal
+
+    def derivative(self, x, out):
+        return neg(out * out)
+
+
+class Sin(FloatUnaryOp):
+    name = "sin"
+    ufunc = np.sin
+
+    def derivative(self, x, out):
+        return cos(x)
+
+
+class Cos(FloatUnaryOp):
+    name = "cos"
+    ufunc = np.cos
+
+    def derivative(self, x, out):
+        return neg(sin(x))
+
+
+class Tan(FloatUnaryOp):
+    name = "tan"
+    ufunc = np.tan
+
+    def derivative(self, x, out):
+        return _c(1, out) + out * out
+
+
+class Tanh(FloatUnaryOp):
+    name = "tanh"
+    ufunc = np.tanh
+
+    def derivative(self, x, out):
+        return _c(1, out) - out * out
+
+
+class ArcTan(FloatUnaryOp):
+    name = "arctan"
+    ufunc = np.arctan
+
+    def derivative(self, x, out):
+        return reciprocal(_c(1, x) + x * x)
+
+
+class Sigmoid(FloatUnaryOp):
+    """``1 / (1 + exp(-x))`` computed without overflow for large ``|x|``."""
+
+    name = "sigmoid"
+
+    def impl(self, x):
+        x = np.asarray(x)
+        if x.dtype.kind not in "fc":
+            x = x.astype("float64")
+        e = np.exp(-np.abs(x))
+        return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+    def derivative(self, x, out):
+        return out * (_c(1, out) - out)
+
+
+class Softplus(FloatUnaryOp):
+    """``log(1 + exp(x))`` via ``logaddexp(0, x)``: no overflow, accurate for x << 0."""
+
+    name = "softplus"
+
+    def impl(self, x):
+        x = np.asarray(x)
+        if x.dtype.kind not in "fc":
+            x = x.astype("float64")
+        return np.logaddexp(np.zeros((), dtype=x.dtype), x)
+
+    def derivative(self, x, out):
+        return sigmoid(x)
+
+
+class _Piecewise(UnaryScalarOp):
+    """Piecewise-constant functions: the gradient is zero wherever it exists."""
+
+    ufunc = None
+
+    def impl(self, x):
+        return type(self).ufunc(x)
+
+    def L_op(self, inputs, outputs, output_grads):
+        return [_zero_like_float(inputs[0])]
+
+
+class Floor(_Piecewise):
+    name = "floor"
+    ufunc = np.floor
+    output_types_preference = staticmethod(upgrade_to_float_no_complex)
+    compute_in_output_dtype = True
+
+
+class Ceil(_Piecewise):
+    name = "ceil"
+    ufunc = np.ceil
+    output_types_preference = staticmethod(upgrade_to_float_no_complex)
+    compute_in_output_dtype = True
+
+
+class RoundHalfToEven(_Piecewise):
+    """Round to nearest, ties to even (``np.round``); integers are unchanged."""
+
+    name = "round_half_to_even"
+    ufunc = np.round
+    output_types_preference = staticmethod(same_out)
+
+    def __str__(self):
+        return "roundhalftoeven"
+
+
+class Sign(_Piecewise):
+    name = "sign"
+    ufunc = np.sign
+    output_types_preference = staticmethod(upcast_out_nobool)
+
+
+class Sqr(UnaryScalarOp):
+    """``x * x`` keeping the input dtype."""
+
+    name = "sqr"
+    output_types_preference = staticmethod(upcast_out)
+
+    def impl(self, x):
+        return np.multiply(x, x)
+
+    def L_op(self, inputs, outputs, output_grads):
+        zeros = _discrete_grads(self, inputs, outputs)
+        if zeros is not None:
+            return zeros
+        (x,), (gz,) = inputs, output_grads
+        return [gz * _c(2, x) * x]
+
+
+class Abs(UnaryScalarOp):
+    name = "abs"
+    output_types_preference = staticmethod(same_out)
+
+    def impl(self, x):
+        return np.abs(x)
+
+    def L_op(self, inputs, outputs, output_grads):
+        zeros = _discrete_grads(self, inputs, outputs)
+        if zeros is not None:
+            return zeros
+        (x,), (gz,) = inputs, output_grads
+        return [gz * sign(x)]
+
+
+exp = Exp(name="exp")
+exp2 = Exp2(name="exp2")
+expm1 = Expm1(name="expm1")
+log = Log(name="log")
+log2 = Log2(name="log2")
+log10 = Log10(name="log10")
+log1p = Log1p(name="log1p")
+sqrt = Sqrt(name="sqrt")
+sqr = Sqr(name="sqr")
+reciprocal = Reciprocal(name="reciprocal")
+sin = Sin(name="sin")
+cos = Cos(name="cos")
+tan = Tan(name="tan")
+tanh = Tanh(name="tanh")
+arctan = ArcTan(name="arctan")
+sigmoid = Sigmoid(name="sigmoid")
+softplus = Softplus(name="softplus")
+floor = Floor(name="floor")
+ceil = Ceil(name="ceil")
+round_half_to_even = RoundHalfToEven(name="round_half_to_even")
+sign = Sign(name="sign")
+abs_ = Abs(name="abs")
+abs = abs_  # noqa: A001 - PyTensor's name
+
+__all__ = [
+    "FloatUnaryOp", "Exp", "Exp2", "Expm1", "Log", "Log2", "Log10", "Log1p", "Sqrt", "Sqr",
+    "Reciprocal", "Sin", "Cos", "Tan", "Tanh", "ArcTan", "Sigmoid", "Softplus", "Floor", "Ceil",
+    "RoundHalfToEven", "Sign", "Abs",
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sqr", "reciprocal", "sin",
+    "cos", "tan", "tanh", "arctan", "sigmoid", "softplus", "floor", "ceil", "round_half_to_even",
+    "sign", "abs_", "abs",
+]
