@@ -1,5 +1,11 @@
 """Building blocks of tensor graphs: conversion to tensors, constants, and the
-basic structural ops (allocation, joining, stacking, flattening, copies).
+basic structural ops (allocation, joining, stacking, flattening, copies,
+ranges).
+
+It also answers two questions other ops ask while a graph is built: "is this
+scalar a known constant?" (``get_scalar_constant_value``) and "how long is
+this vector?" (``get_vector_length``), which is how static shapes propagate
+through shape arithmetic.
 """
 
 from __future__ import annotations
@@ -8,8 +14,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from lucent.configdefaults import config
 from lucent.graph.basic import Apply, Constant, Variable
-from lucent.scalar.dtypes import normalize_dtype, python_scalar_dtype
+from lucent.graph.op import Op
+from lucent.scalar.dtypes import (
+    continuous_dtypes,
+    discrete_dtypes,
+    integer_dtypes,
+    normalize_dtype,
+    python_scalar_dtype,
+    upcast,
+)
 from lucent.tensor.type import TensorType
 from lucent.tensor.variable import TensorConstant, TensorValue, TensorVariable
 
@@ -141,4 +156,873 @@ def _flatten_seq(x):
             yield v
 
 
-__all__ = ["as_tensor_variable", "as_tensor", "constant", "value"]
+
+class NotScalarConstantError(Exception):
+    """Raised by ``get_scalar_constant_value`` when a value is not a known constant."""
+
+
+class EmptyConstantError(NotScalarConstantError):
+    """Raised when a constant that should hold one value holds none."""
+
+
+def _disconnected():
+    from lucent.gradient import DisconnectedType
+
+    return DisconnectedType()()
+
+
+def _float_zeros_like(x):
+    """The gradient of a discrete input: zeros of floatX (it cannot move)."""
+    return zeros_like(x, dtype=config.floatX)
+
+
+def _check_int_scalar(v, what):
+    v = as_tensor_variable(v)
+    if v.type.ndim != 0 or v.type.dtype not in integer_dtypes:
+        raise TypeError(f"{what} must be an integer scalar, got {v} of type {v.type}")
+    return v
+
+
+def _static_int(v):
+    """The value of ``v`` as a Python int if it is a known constant, else None."""
+    try:
+        return int(get_scalar_constant_value(v))
+    except NotScalarConstantError:
+        return None
+
+
+# --------------------------------------------------------------------------- #
+# Constants that are not written as constants
+# --------------------------------------------------------------------------- #
+_FOLDABLE_SCALAR_OPS = ("Cast", "Identity", "Add", "Sub", "Mul", "Neg", "IntDiv", "Maximum", "Minimum", "Second")
+
+
+def get_scalar_constant_value(v, elemwise=True, only_process_constants=False, max_recur=10,
+                              raise_not_constant=True):
+    """The value (a 0-d ndarray) of ``v`` if it is a scalar known at graph-build time.
+
+    Looks through constants, ``SpecifyShape``, scalar/tensor conversions,
+    static lengths read by ``Shape_i`` or ``shape(x)[i]``, entries of
+    ``MakeVector`` and constant vectors, and (with ``elemwise``) simple
+    elementwise arithmetic of constants. Raises ``NotScalarConstantError``
+    otherwise, which callers use to fall back to symbolic code.
+    """
+    if isinstance(v, (int, float, complex, bool, np.number, np.bool_)):
+        return np.asarray(v)
+    if isinstance(v, np.ndarray):
+        if v.ndim == 0:
+            return v
+        raise NotScalarConstantError(f"{v!r} is not a scalar")
+    if not isinstance(v, Variable):
+        raise NotScalarConstantError(f"{v!r} is not a constant scalar")
+    if isinstance(v, Constant):
+        data = np.asarray(v.data) if v.data is not None else None
+        if data is None or data.ndim != 0:
+            raise NotScalarConstantError(f"{v} is not a scalar constant")
+        return data
+    if only_process_constants or v.owner is None or max_recur <= 0:
+        raise NotScalarConstantError(f"{v} is not a constant")
+    node = v.owner
+    op = node.op
+    recur = dict(elemwise=elemwise, max_recur=max_recur - 1)
+    from lucent.tensor.shape import Shape, Shape_i, SpecifyShape
+    from lucent.tensor.subtensor import Subtensor
+
+    if isinstance(op, (SpecifyShape, TensorFromScalar, ScalarFromTensor, TensorCopy)):
+        return np.asarray(get_scalar_constant_value(node.inputs[0], **recur))
+    if isinstance(op, Shape_i):
+        length = node.inputs[0].type.shape[op.i]
+        if length is not None:
+            return np.asarray(length, dtype="int64")
+    if isinstance(op, Subtensor) and len(op.idx_list) == 1 and op.idx_list[0] == "i":
+        base = node.inputs[0]
+        try:
+            i = int(get_scalar_constant_value(node.inputs[1], **recur))
+        except NotScalarConstantError:
+            i = None
+        if i is not None:
+            if base.owner is not None and isinstance(base.owner.op, Shape):
+                ndim = base.owner.inputs[0].type.ndim
+                if -ndim <= i < ndim:
+                    length = base.owner.inputs[0].type.shape[i]
+                    if length is not None:
+                        return np.asarray(length, dtype="int64")
+            elif base.owner is not None and isinstance(base.owner.op, MakeVector):
+                if -len(base.owner.inputs) <= i < len(base.owner.inputs):
+                    inner = get_scalar_constant_value(base.owner.inputs[i], **recur)
+                    return np.asarray(inner, dtype=v.type.dtype)
+            elif isinstance(base, Constant) and np.asarray(base.data).ndim == 1:
+                data = np.asarray(base.data)
+                if -len(data) <= i < len(data):
+                    return np.asarray(data[i])
+    scalar_op = getattr(op, "scalar_op", None)
+    if elemwise and scalar_op is not None and type(scalar_op).__name__ in _FOLDABLE_SCALAR_OPS:
+        values = [get_scalar_constant_value(i, **recur) for i in node.inputs]
+        if all(np.asarray(x).ndim == 0 for x in values) and v.type.ndim == 0:
+            storage = [[None] for _ in node.outputs]
+            op.perform(node, [np.asarray(x, dtype=i.type.dtype) for x, i in zip(values, node.inputs)], storage)
+            return np.asarray(storage[v.index][0])
+    raise NotScalarConstantError(f"{v} is not a constant")
+
+
+def get_underlying_scalar_constant_value(v, **kwargs):
+    """Alias of ``get_scalar_constant_value`` (PyTensor keeps both names)."""
+    return get_scalar_constant_value(v, **kwargs)
+
+
+def get_vector_length(v):
+    """The number of entries of the vector ``v`` if it can be known before running.
+
+    Known for static shapes, ``shape(x)`` (its length is ``x.ndim``),
+    ``MakeVector`` and joins of vectors of known length; otherwise raises
+    ``ValueError``.
+    """
+    v = as_tensor_variable(v)
+    if v.type.ndim != 1:
+        raise TypeError(f"get_vector_length: {v} must be a vector, it has {v.type.ndim} dimensions")
+    if v.type.shape[0] is not None:
+        return v.type.shape[0]
+    if v.owner is not None:
+        from lucent.tensor.shape import Shape, SpecifyShape
+
+        op = v.owner.op
+        if isinstance(op, Shape):
+            return v.owner.inputs[0].type.ndim
+        if isinstance(op, MakeVector):
+            return len(v.owner.inputs)
+        if isinstance(op, Join):
+            return sum(get_vector_length(i) for i in v.owner.inputs)
+        if isinstance(op, (SpecifyShape, TensorCopy)):
+            return get_vector_length(v.owner.inputs[0])
+        scalar_op = getattr(op, "scalar_op", None)
+        if scalar_op is not None and type(scalar_op).__name__ == "Cast":
+            return get_vector_length(v.owner.inputs[0])
+    raise ValueError(f"Length of {v} cannot be determined before running the graph")
+
+
+# --------------------------------------------------------------------------- #
+# Scalars and tensors
+# --------------------------------------------------------------------------- #
+class TensorFromScalar(Op):
+    """A scalar (``ScalarType``) value as a 0-d tensor, so tensor ops can use it."""
+
+    __props__ = ()
+
+    def make_node(self, s):
+        from lucent.scalar.basic import ScalarType, as_scalar
+
+        s = as_scalar(s)
+        if not isinstance(s.type, ScalarType):
+            raise TypeError(f"TensorFromScalar expects a scalar variable, got {s} of type {s.type}")
+        return Apply(self, [s], [TensorType(s.type.dtype, ())()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.asarray(inputs[0], dtype=node.outputs[0].type.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [()]
+
+    def L_op(self, inputs, outputs, output_grads):
+        (s,) = inputs
+        if s.type.dtype in discrete_dtypes:
+            from lucent.scalar.basic import constant as scalar_constant
+
+            return [scalar_constant(np.zeros((), dtype=config.floatX))]
+        return [scalar_from_tensor(output_grads[0])]
+
+
+class ScalarFromTensor(Op):
+    """A 0-d tensor as a scalar (``ScalarType``) value, for scalar-level code."""
+
+    __props__ = ()
+
+    def make_node(self, t):
+        from lucent.scalar.basic import get_scalar_type
+
+        t = as_tensor_variable(t)
+        if t.type.ndim != 0:
+            raise TypeError(f"ScalarFromTensor expects a 0-d tensor, got {t} of type {t.type}")
+        return Apply(self, [t], [get_scalar_type(t.type.dtype)()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.asarray(inputs[0]).reshape(())[()]
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [()]
+
+    def L_op(self, inputs, outputs, output_grads):
+        (t,) = inputs
+        if t.type.dtype in discrete_dtypes:
+            return [_float_zeros_like(t)]
+        return [tensor_from_scalar(output_grads[0])]
+
+
+tensor_from_scalar = TensorFromScalar()
+scalar_from_tensor = ScalarFromTensor()
+
+
+class MakeVector(Op):
+    """A vector from 0-d tensors: ``[a, b, c]`` with symbolic entries (shapes, mostly)."""
+
+    __props__ = ("dtype",)
+
+    def __init__(self, dtype="int64"):
+        self.dtype = normalize_dtype(dtype)
+
+    def make_node(self, *inputs):
+        converted = []
+        for i, x in enumerate(inputs):
+            if isinstance(x, Constant) or not isinstance(x, Variable):
+                x = as_tensor_variable(x)
+                if isinstance(x, Constant) and x.type.dtype != self.dtype and x.type.ndim == 0:
+                    cast_value = np.asarray(x.data).astype(self.dtype)
+                    if cast_value == x.data:
+                        x = constant(cast_value)
+            x = as_tensor_variable(x)
+            if x.type.ndim != 0:
+                raise TypeError(f"MakeVector: entry {i} ({x}) must be a 0-d tensor, got type {x.type}")
+            if upcast(self.dtype, x.type.dtype) != self.dtype:
+                raise TypeError(
+                    f"MakeVector{{dtype={self.dtype!r}}}: entry {i} ({x}) of dtype {x.type.dtype} "
+                    "would be downcast; cast it explicitly"
+                )
+            converted.append(x)
+        return Apply(self, converted, [TensorType(self.dtype, (len(converted),))()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.asarray(inputs, dtype=self.dtype).reshape(len(inputs))
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [(constant(len(node.inputs), dtype="int64"),)]
+
+    def L_op(self, inputs, outputs, output_grads):
+        if self.dtype in discrete_dtypes:
+            return [_float_zeros_like(x) for x in inputs]
+        gz = output_grads[0]
+        grads = []
+        for i, x in enumerate(inputs):
+            if x.type.dtype in discrete_dtypes:
+                grads.append(_float_zeros_like(x))
+            else:
+                grads.append(cast(gz[i], x.type.dtype))
+        return grads
+
+
+def make_vector(*entries, dtype=None):
+    """A vector of the given scalar entries, of their common dtype unless ``dtype`` is given."""
+    entries = [as_tensor_variable(e) for e in entries]
+    if dtype is None:
+        dtype = upcast(*[e.type.dtype for e in entries]) if entries else "int64"
+    return MakeVector(dtype)(*entries)
+
+
+# --------------------------------------------------------------------------- #
+# Allocation
+# --------------------------------------------------------------------------- #
+def _shape_entries(shape):
+    """A shape given as an int, a sequence or a symbolic vector, as a list of entries."""
+    if isinstance(shape, (int, np.integer)):
+        return [int(shape)]
+    if isinstance(shape, Variable):
+        shape = as_tensor_variable(shape)
+        if shape.type.ndim == 0:
+            return [shape]
+        from lucent.tensor.shape import _vector_entry
+
+        return [_vector_entry(shape, i) for i in range(get_vector_length(shape))]
+    if isinstance(shape, np.ndarray):
+        return [int(s) for s in shape.reshape(-1)]
+    return list(shape)
+
+
+class Alloc(Op):
+    """A new array of the given shape filled with ``value`` (broadcast).
+
+    Length-1 dimensions of the value are broadcast only when its type says
+    they have length 1, so that the gradient (a sum over those dimensions)
+    is known when the graph is built.
+    """
+
+    __props__ = ()
+
+    def make_node(self, value, *shape):
+        value = as_tensor_variable(value)
+        entries = [_check_int_scalar(s, "Alloc: each shape entry") for s in shape]
+        n = len(entries)
+        if value.type.ndim > n:
+            raise ValueError(
+                f"Alloc: the value {value} has {value.type.ndim} dimensions, more than the "
+                f"{n} of the requested shape"
+            )
+        static = []
+        offset = n - value.type.ndim
+        for d, s in enumerate(entries):
+            length = _static_int(s)
+            if length is not None and length < 0:
+                raise ValueError(f"Alloc: shape entry {d} is negative ({length})")
+            vlen = value.type.shape[d - offset] if d >= offset else None
+            if length is None and vlen is not None and vlen != 1:
+                length = vlen
+            if length is not None and vlen is not None and vlen not in (1, length):
+                raise ValueError(
+                    f"Alloc: the value {value} with static shape {value.type.shape} cannot be "
+                    f"broadcast to length {length} in dimension {d}"
+                )
+            static.append(length)
+        return Apply(self, [value, *entries], [TensorType(value.type.dtype, tuple(static))()])
+
+    def perform(self, node, inputs, output_storage):
+        value, *shape = inputs
+        shape = tuple(int(s) for s in shape)
+        vtype = node.inputs[0].type
+        offset = len(shape) - value.ndim
+        for d in range(value.ndim):
+            vlen, olen = value.shape[d], shape[d + offset]
+            if vlen != olen and not (vlen == 1 and vtype.shape[d] == 1):
+                raise ValueError(
+                    f"Alloc: cannot broadcast a value of shape {value.shape} to shape {shape} "
+                    f"(dimension {d} of the value has length {vlen}"
+                    + ("; a length-1 dimension broadcasts only when its type says so, see "
+                       "specify_broadcastable)" if vlen == 1 else ")")
+                )
+        if any(s < 0 for s in shape):
+            raise ValueError(f"Alloc: negative dimensions are not allowed, got shape {shape}")
+        out = output_storage[0][0]
+        if not (isinstance(out, np.ndarray) and out.shape == shape and out.dtype == value.dtype):
+            out = np.empty(shape, dtype=node.outputs[0].type.dtype)
+        out[...] = value
+        output_storage[0][0] = out
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [tuple(node.inputs[1:])]
+
+    def connection_pattern(self, node):
+        return [[True]] + [[False]] * (len(node.inputs) - 1)
+
+    def L_op(self, inputs, outputs, output_grads):
+        value = inputs[0]
+        rest = [_disconnected() for _ in inputs[1:]]
+        if value.type.dtype in discrete_dtypes:
+            return [_float_zeros_like(value), *rest]
+        return [_sum_to(output_grads[0], value), *rest]
+
+
+def _sum_to(g, like):
+    """Sum ``g`` over the dimensions that were broadcast to make it from ``like``."""
+    from lucent.tensor import math as lm
+
+    offset = g.type.ndim - like.type.ndim
+    if offset:
+        g = lm.sum(g, axis=tuple(range(offset)))
+    axes = [d for d in range(like.type.ndim) if like.type.shape[d] == 1 and g.type.shape[d] != 1]
+    if axes:
+        g = lm.sum(g, axis=tuple(axes), keepdims=True)
+        g = specify_shape_like(g, like)
+    if g.type.dtype != like.type.dtype:
+        g = cast(g, like.type.dtype)
+    return g
+
+
+def specify_shape_like(g, like):
+    from lucent.tensor.shape import specify_shape
+
+    return specify_shape(g, tuple(1 if s == 1 else None for s in like.type.shape))
+
+
+alloc = Alloc()
+
+
+def zeros(shape, dtype=None):
+    """A new array of zeros of the given shape (``dtype`` defaults to floatX)."""
+    dtype = config.floatX if dtype is None else dtype
+    return alloc(np.zeros((), dtype=normalize_dtype(dtype)), *_shape_entries(shape))
+
+
+def ones(shape, dtype=None):
+    """A new array of ones of the given shape (``dtype`` defaults to floatX)."""
+    dtype = config.floatX if dtype is None else dtype
+    return alloc(np.ones((), dtype=normalize_dtype(dtype)), *_shape_entries(shape))
+
+
+def full(shape, fill_value, dtype=None):
+    """A new array of ``fill_value`` of the given shape, of the value's dtype by default."""
+    value = as_tensor_variable(fill_value)
+    if dtype is not None and value.type.dtype != normalize_dtype(dtype):
+        value = cast(value, dtype)
+    return alloc(value, *_shape_entries(shape))
+
+
+def fill(model, value):
+    """``value`` broadcast to the shape of ``model`` (elementwise ``second``)."""
+    from lucent.scalar.basic import second as scalar_second
+    from lucent.tensor.elemwise import Elemwise
+
+    return Elemwise(scalar_second)(model, value)
+
+
+second = fill
+
+
+def zeros_like(model, dtype=None, opt=False):
+    """Zeros with the shape of ``model`` and its dtype (or ``dtype``)."""
+    model = as_tensor_variable(model)
+    dtype = model.type.dtype if dtype is None else normalize_dtype(dtype)
+    return fill(model, constant(np.zeros((), dtype=dtype)))
+
+
+def ones_like(model, dtype=None, opt=False):
+    """Ones with the shape of ``model`` and its dtype (or ``dtype``)."""
+    model = as_tensor_variable(model)
+    dtype = model.type.dtype if dtype is None else normalize_dtype(dtype)
+    return fill(model, constant(np.ones((), dtype=dtype)))
+
+
+def full_like(a, fill_value, dtype=None):
+    """``fill_value`` with the shape of ``a``; dtype of ``a`` unless given (as NumPy)."""
+    a = as_tensor_variable(a)
+    dtype = a.type.dtype if dtype is None else normalize_dtype(dtype)
+    value = as_tensor_variable(fill_value)
+    if isinstance(value, Constant):
+        value = constant(np.asarray(value.data).astype(dtype))
+    elif value.type.dtype != dtype:
+        value = cast(value, dtype)
+    return fill(a, value)
+
+
+# --------------------------------------------------------------------------- #
+# Joining
+# --------------------------------------------------------------------------- #
+class Join(Op):
+    """Concatenate tensors of the same rank along ``axis``; the dtype is their upcast."""
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis=0):
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or axis < 0:
+            raise TypeError(f"Join needs a non-negative int axis, got {axis!r}")
+        self.axis = int(axis)
+
+    def __str__(self):
+        return f"Join{{axis={self.axis}}}"
+
+    def make_node(self, *tensors):
+        if not tensors:
+            raise ValueError("Join needs at least one tensor")
+        tensors = [as_tensor_variable(t) for t in tensors]
+        ndim = tensors[0].type.ndim
+        if ndim == 0:
+            raise ValueError("Join: cannot join 0-d tensors (use stack)")
+        for t in tensors:
+            if t.type.ndim != ndim:
+                raise TypeError(
+                    f"Join: all tensors must have the same number of dimensions, got "
+                    + ", ".join(f"{x} ({x.type.ndim}-d)" for x in tensors)
+                )
+        if self.axis >= ndim:
+            raise ValueError(f"Join: axis {self.axis} is out of range for {ndim}-d tensors")
+        static = []
+        for d in range(ndim):
+            lengths = [t.type.shape[d] for t in tensors]
+            if d == self.axis:
+                static.append(None if None in lengths else sum(lengths))
+                continue
+            known = {s for s in lengths if s is not None}
+            if len(known) > 1:
+                raise ValueError(
+                    f"Join{{axis={self.axis}}}: the tensors have different static lengths "
+                    f"{sorted(known)} in dimension {d}; all dimensions except the joined one "
+                    "must match (shapes " + ", ".join(_shape_text(t.type.shape) for t in tensors) + ")"
+                )
+            static.append(known.pop() if known else None)
+        dtype = upcast(*[t.type.dtype for t in tensors])
+        return Apply(self, tensors, [TensorType(dtype, tuple(static))()])
+
+    def perform(self, node, inputs, output_storage):
+        dtype = node.outputs[0].type.dtype
+        try:
+            out = np.concatenate(inputs, axis=self.axis)
+        except ValueError:
+            raise ValueError(
+                f"Join{{axis={self.axis}}}: cannot join arrays of shapes "
+                + ", ".join(str(x.shape) for x in inputs)
+                + f"; all dimensions except {self.axis} must match"
+            ) from None
+        output_storage[0][0] = out.astype(dtype, copy=False)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        from lucent.tensor import math as lm
+
+        out = []
+        for d in range(node.outputs[0].type.ndim):
+            length = node.outputs[0].type.shape[d]
+            if length is not None:
+                out.append(constant(length, dtype="int64"))
+            elif d == self.axis:
+                total = input_shapes[0][d]
+                for shp in input_shapes[1:]:
+                    total = lm.add(total, shp[d])
+                out.append(total)
+            else:
+                out.append(input_shapes[0][d])
+        return [tuple(out)]
+
+    def L_op(self, inputs, outputs, output_grads):
+        from lucent.tensor import math as lm
+        from lucent.tensor.shape import shape_i
+
+        gz = output_grads[0]
+        grads = []
+        start = constant(0, dtype="int64")
+        for x in inputs:
+            stop = lm.add(start, shape_i(x, self.axis))
+            if x.type.dtype in discrete_dtypes:
+                grads.append(_float_zeros_like(x))
+            else:
+                piece = gz[(slice(None),) * self.axis + (slice(start, stop),)]
+                if x.type.dtype != piece.type.dtype:
+                    piece = cast(piece, x.type.dtype)
+                grads.append(piece)
+            start = stop
+        return grads
+
+
+def _shape_text(shape):
+    return "(" + ", ".join("?" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _norm_axis(axis, ndim, what):
+    if isinstance(axis, Variable):
+        axis = _static_int(axis)
+        if axis is None:
+            raise TypeError(f"{what}: the axis must be a constant integer")
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{what}: the axis must be an int, got {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{what}: axis {axis} is out of range for tensors with {ndim} dimensions")
+    return int(axis) % ndim
+
+
+def join(axis, *tensors_list):
+    """Concatenate ``tensors_list`` along ``axis`` (negative counts from the end)."""
+    if len(tensors_list) == 1 and isinstance(tensors_list[0], (list, tuple)):
+        tensors_list = tuple(tensors_list[0])
+    if not tensors_list:
+        raise ValueError("join needs at least one tensor")
+    tensors = [as_tensor_variable(t) for t in tensors_list]
+    if len(tensors) == 1:
+        return tensors[0]
+    axis = _norm_axis(axis, max(tensors[0].type.ndim, 1), "join")
+    return Join(axis)(*tensors)
+
+
+def concatenate(tensor_list, axis=0):
+    """Join a list of tensors along an existing ``axis`` (like ``numpy.concatenate``)."""
+    if not isinstance(tensor_list, (list, tuple)):
+        raise TypeError(
+            "concatenate expects a list or tuple of tensors as its first argument, "
+            f"got {tensor_list!r}; did you mean concatenate([a, b])?"
+        )
+    return join(axis, *tensor_list)
+
+
+def stack(tensors, axis=0):
+    """Join tensors of equal shape along a *new* ``axis`` (like ``numpy.stack``)."""
+    if isinstance(tensors, Variable) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"stack expects a list or tuple of tensors, got {tensors!r}")
+    if not tensors:
+        raise ValueError("stack needs at least one tensor")
+    tensors = [as_tensor_variable(t) for t in tensors]
+    ndim = tensors[0].type.ndim
+    if any(t.type.ndim != ndim for t in tensors):
+        raise ValueError(
+            "stack: all tensors must have the same number of dimensions, got "
+            + ", ".join(f"{t.type}" for t in tensors)
+        )
+    axis = _norm_axis(axis, ndim + 1, "stack")
+    if ndim == 0:
+        return make_vector(*tensors)
+    return join(axis, *[expand_dims(t, axis) for t in tensors])
+
+
+# --------------------------------------------------------------------------- #
+# Shape manipulation in terms of DimShuffle and Reshape
+# --------------------------------------------------------------------------- #
+def flatten(x, ndim=1):
+    """``x`` reshaped to ``ndim`` dimensions, collapsing the trailing ones."""
+    from lucent.tensor.shape import reshape, shape_i
+
+    x = as_tensor_variable(x)
+    if ndim < 1 or ndim > max(x.type.ndim, 1):
+        raise ValueError(f"flatten: ndim={ndim} must be between 1 and {max(x.type.ndim, 1)} for {x}")
+    if ndim == x.type.ndim:
+        return x
+    lead = [shape_i(x, d) for d in range(ndim - 1)]
+    tail = x.type.shape[ndim - 1:]
+    last = int(np.prod(tail, dtype="int64")) if all(s is not None for s in tail) else -1
+    return reshape(x, [*lead, last], ndim=ndim)
+
+
+def expand_dims(a, axis):
+    """``a`` with new length-1 axes at the positions ``axis`` of the result."""
+    from lucent.tensor.elemwise import DimShuffle
+
+    a = as_tensor_variable(a)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out_ndim = a.type.ndim + len(axes)
+    norm = [_norm_axis(ax, out_ndim, "expand_dims") for ax in axes]
+    if len(set(norm)) != len(norm):
+        raise ValueError(f"expand_dims: repeated axis in {axes}")
+    if not norm:
+        return a
+    dims = iter(range(a.type.ndim))
+    order = tuple("x" if d in norm else next(dims) for d in range(out_ndim))
+    return DimShuffle(a.type.ndim, order)(a)
+
+
+def squeeze(x, axis=None):
+    """``x`` without the given length-1 axes (all statically length-1 ones by default).
+
+    Axes whose length is not known statically are checked at run time.
+    """
+    from lucent.tensor.elemwise import DimShuffle
+    from lucent.tensor.shape import specify_broadcastable
+
+    x = as_tensor_variable(x)
+    if axis is None:
+        axes = [d for d, s in enumerate(x.type.shape) if s == 1]
+    else:
+        raw = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        axes = sorted({_norm_axis(a, x.type.ndim, "squeeze") for a in raw}) if raw else []
+        for a in axes:
+            if x.type.shape[a] not in (None, 1):
+                raise ValueError(
+                    f"squeeze: cannot remove axis {a} of {x}: its length is {x.type.shape[a]}, not 1"
+                )
+        unknown = [a for a in axes if x.type.shape[a] is None]
+        if unknown:
+            x = specify_broadcastable(x, *unknown)
+    if not axes:
+        return x
+    return DimShuffle(x.type.ndim, tuple(d for d in range(x.type.ndim) if d not in axes))(x)
+
+
+class TensorCopy(Op):
+    """The identity that returns a fresh copy (never a view) of its input."""
+
+    __props__ = ()
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.array(inputs[0], copy=True)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        return [output_grads[0]]
+
+
+_tensor_copy = TensorCopy()
+
+
+def tensor_copy(x, name=None):
+    """A copy of ``x`` that does not share memory with it."""
+    return _tensor_copy(x, name=name)
+
+
+def transpose(x, axes=None):
+    """Permute the dimensions of ``x`` (reverse them when ``axes`` is None)."""
+    from lucent.tensor import elemwise
+
+    return elemwise.transpose(x, axes)
+
+
+def cast(x, dtype):
+    """``x`` converted to ``dtype`` (``'floatX'`` allowed); ``x`` itself if already so."""
+    from lucent.tensor import math as lm
+
+    return lm.cast(x, dtype)
+
+
+# --------------------------------------------------------------------------- #
+# Ranges and identity matrices
+# --------------------------------------------------------------------------- #
+def _arange_length(start, stop, step):
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
+        return max(0, -(-(stop - start) // step))
+    return max(0, int(np.ceil((stop - start) / step)))
+
+
+class ARange(Op):
+    """``numpy.arange(start, stop, step)`` with a fixed output dtype."""
+
+    __props__ = ("dtype",)
+
+    def __init__(self, dtype):
+        self.dtype = normalize_dtype(dtype)
+
+    def make_node(self, start, stop, step):
+        inputs = []
+        for name, v in (("start", start), ("stop", stop), ("step", step)):
+            v = as_tensor_variable(v)
+            if v.type.ndim != 0:
+                raise TypeError(f"arange: {name} must be a scalar, got {v} of type {v.type}")
+            inputs.append(v)
+        values = []
+        for v in inputs:
+            try:
+                values.append(get_scalar_constant_value(v).item())
+            except NotScalarConstantError:
+                values.append(None)
+        length = None
+        if None not in values:
+            length = _arange_length(*values)
+        return Apply(self, inputs, [TensorType(self.dtype, (length,))()])
+
+    def perform(self, node, inputs, output_storage):
+        start, stop, step = (np.asarray(v).item() for v in inputs)
+        if step == 0:
+            raise ValueError("arange: step must not be zero")
+        output_storage[0][0] = np.arange(start, stop, step, dtype=self.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        from lucent.tensor import math as lm
+
+        length = node.outputs[0].type.shape[0]
+        if length is not None:
+            return [(constant(length, dtype="int64"),)]
+        start, stop, step = node.inputs
+        if all(v.type.dtype in integer_dtypes for v in node.inputs):
+            # ceil((stop - start) / step) in integer arithmetic
+            n = lm.neg(lm.int_div(lm.sub(start, stop), step))
+        else:
+            n = lm.ceil(lm.true_div(lm.sub(stop, start), step))
+        n = lm.maximum(cast(n, "int64"), constant(0, dtype="int64"))
+        return [(n,)]
+
+    def connection_pattern(self, node):
+        return [[True], [False], [True]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        from lucent.tensor import math as lm
+
+        start, stop, step = inputs
+        (gz,) = output_grads
+        if self.dtype in discrete_dtypes:
+            return [_float_zeros_like(start), _disconnected(), _float_zeros_like(step)]
+        # out[i] = start + i * step
+        g_start = lm.sum(gz)
+        index = arange(0, outputs[0].shape[0], dtype=self.dtype)
+        g_step = lm.sum(lm.mul(gz, index))
+        return [cast(g_start, start.type.dtype) if start.type.dtype in continuous_dtypes else _float_zeros_like(start),
+                _disconnected(),
+                cast(g_step, step.type.dtype) if step.type.dtype in continuous_dtypes else _float_zeros_like(step)]
+
+
+def arange(start, stop=None, step=1, dtype=None):
+    """Evenly spaced values in ``[start, stop)``, like ``numpy.arange``.
+
+    Without ``dtype``, integer bounds give int64 and otherwise the upcast
+    of the bounds' dtypes.
+    """
+    if stop is None:
+        start, stop = 0, start
+    start, stop, step = (as_tensor_variable(v) for v in (start, stop, step))
+    if dtype is None:
+        dtypes = [v.type.dtype for v in (start, stop, step)]
+        if all(d in discrete_dtypes for d in dtypes):
+            dtype = "int64" if not any(d == "uint64" for d in dtypes) else "uint64"
+        else:
+            dtype = upcast(*dtypes)
+    return ARange(dtype)(start, stop, step)
+
+
+class Eye(Op):
+    """``numpy.eye(n, m, k)``: ones on the ``k``-th diagonal of an ``n`` by ``m`` matrix."""
+
+    __props__ = ("dtype",)
+
+    def __init__(self, dtype=None):
+        self.dtype = normalize_dtype(config.floatX if dtype is None else dtype)
+
+    def make_node(self, n, m, k):
+        n = _check_int_scalar(n, "eye: n")
+        m = _check_int_scalar(m, "eye: m")
+        k = _check_int_scalar(k, "eye: k")
+        return Apply(self, [n, m, k], [TensorType(self.dtype, (_static_int(n), _static_int(m)))()])
+
+    def perform(self, node, inputs, output_storage):
+        n, m, k = (int(v) for v in inputs)
+        output_storage[0][0] = np.eye(n, m, k, dtype=self.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [(cast(node.inputs[0], "int64"), cast(node.inputs[1], "int64"))]
+
+    def connection_pattern(self, node):
+        return [[False], [False], [False]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        return [_disconnected() for _ in inputs]
+
+
+def eye(n, m=None, k=0, dtype=None):
+    """Identity-like matrix: ``n`` rows, ``m`` (default ``n``) columns, diagonal ``k``."""
+    if m is None:
+        m = n
+    return Eye(dtype)(n, m, k)
+
+
+def identity_like(x, dtype=None):
+    """An identity matrix with the shape of the matrix ``x``."""
+    x = as_tensor_variable(x)
+    return eye(x.shape[0], x.shape[1], 0, dtype=dtype or x.type.dtype)
+
+
+__all__ = [
+    "ARange",
+    "Alloc",
+    "EmptyConstantError",
+    "Eye",
+    "Join",
+    "MakeVector",
+    "NotScalarConstantError",
+    "ScalarFromTensor",
+    "TensorCopy",
+    "TensorFromScalar",
+    "alloc",
+    "arange",
+    "as_tensor",
+    "as_tensor_variable",
+    "cast",
+    "concatenate",
+    "constant",
+    "expand_dims",
+    "eye",
+    "fill",
+    "flatten",
+    "full",
+    "full_like",
+    "get_scalar_constant_value",
+    "get_underlying_scalar_constant_value",
+    "get_vector_length",
+    "identity_like",
+    "join",
+    "make_vector",
+    "ones",
+    "ones_like",
+    "scalar_from_tensor",
+    "second",
+    "squeeze",
+    "stack",
+    "tensor_copy",
+    "tensor_from_scalar",
+    "transpose",
+    "value",
+    "zeros",
+    "zeros_like",
+]

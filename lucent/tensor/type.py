@@ -136,7 +136,13 @@ class TensorType(Type):
                 f"{self} expected an ndarray with dtype={self.dtype} (got {data.dtype}) in strict mode"
             )
         elif allow_downcast:
-            data = np.asarray(data, dtype=self.dtype)
+            # Cast like C would (wrapping out-of-range integers): NumPy 2
+            # refuses np.asarray(300, dtype="int8") with an OverflowError.
+            try:
+                with np.errstate(all="ignore"):
+                    data = np.asarray(data).astype(self.dtype, copy=False)
+            except (TypeError, ValueError, OverflowError) as e:
+                raise TypeError(f"{self} cannot convert {data!r}: {e}") from None
         else:
             if isinstance(data, np.ndarray):
                 if upcast(self.dtype, data.dtype) == self.dtype:
@@ -241,10 +247,10 @@ class TensorType(Type):
             return False
         if a.dtype.kind not in "fc" and b.dtype.kind not in "fc":
             return self.values_eq(a, b, force_same_dtype=False)
-        narrow = upcast(a.dtype.name, b.dtype.name)
-        default_atol, default_rtol = _TOLERANCES.get(narrow, _TOLERANCES["float64"])
-        if "float32" in (a.dtype.name, b.dtype.name) or "float16" in (a.dtype.name, b.dtype.name):
-            default_atol, default_rtol = _TOLERANCES[min(a.dtype.name, b.dtype.name, key=_width)]
+        # The narrowest floating dtype involved decides the tolerance.
+        floats = [d.name for d in (a.dtype, b.dtype) if d.name in _TOLERANCES]
+        narrow = min(floats, key=_width) if floats else "float64"
+        default_atol, default_rtol = _TOLERANCES[narrow]
         atol = default_atol if atol is None else atol
         rtol = default_rtol if rtol is None else rtol
         with np.errstate(all="ignore"):

@@ -1,0 +1,389 @@
+"""Tests of the structural ops of ``lucent.tensor.basic``."""
+
+import numpy as np
+import pytest
+
+import lucent
+import lucent.tensor as lt
+import lucent.tensor.basic as B
+from lucent.gradient import verify_grad
+from lucent.graph.basic import Constant
+from lucent.scalar.basic import ScalarType
+from lucent.tensor.type import TensorType
+from tests.helpers import evaluate_with_perform as run
+from tests.tensor.test_shape import check_infer_shape
+
+
+# --------------------------------------------------------------------------- #
+# Scalars <-> tensors
+# --------------------------------------------------------------------------- #
+def test_tensor_from_scalar_and_back():
+    s = ScalarType("float32")("s")
+    t = B.tensor_from_scalar(s)
+    assert t.type == TensorType("float32", ())
+    out = run(t, {s: np.float32(1.5)})
+    assert isinstance(out, np.ndarray) and out.dtype == np.float32 and out.ndim == 0
+    back = B.scalar_from_tensor(t)
+    assert back.type == ScalarType("float32")
+    v = run(back, {s: np.float32(2.5)})
+    assert v == np.float32(2.5) and v.dtype == np.float32
+    with pytest.raises(TypeError, match="0-d"):
+        B.scalar_from_tensor(lt.vector())
+
+
+def test_as_tensor_variable_of_scalar_variable():
+    s = ScalarType("int32")()
+    t = lt.as_tensor_variable(s)
+    assert isinstance(t.owner.op, B.TensorFromScalar)
+
+
+# --------------------------------------------------------------------------- #
+# Constant values and vector lengths
+# --------------------------------------------------------------------------- #
+def test_get_scalar_constant_value():
+    assert B.get_scalar_constant_value(3) == 3
+    assert B.get_scalar_constant_value(lt.constant(2.5)) == 2.5
+    x = lt.matrix("x", shape=(4, None))
+    assert B.get_scalar_constant_value(x.shape[0]) == 4
+    assert B.get_scalar_constant_value(x.shape[-2]) == 4
+    assert B.get_scalar_constant_value(B.stack([lt.constant(7), lt.lscalar()])[0]) == 7
+    assert B.get_scalar_constant_value(x.shape[0] * 2 + 1) == 9
+    for not_const in [x.shape[1], lt.lscalar(), lt.constant([1, 2]), x]:
+        with pytest.raises(B.NotScalarConstantError):
+            B.get_scalar_constant_value(not_const)
+
+
+def test_get_vector_length():
+    assert B.get_vector_length(lt.constant([1, 2, 3])) == 3
+    assert B.get_vector_length(lt.tensor3().shape) == 3
+    assert B.get_vector_length(B.stack([lt.lscalar(), lt.lscalar()])) == 2
+    assert B.get_vector_length(B.concatenate([lt.tensor3().shape, lt.matrix().shape])) == 5
+    with pytest.raises(ValueError, match="cannot be determined"):
+        B.get_vector_length(lt.lvector())
+    with pytest.raises(TypeError, match="must be a vector"):
+        B.get_vector_length(lt.matrix())
+
+
+def test_make_vector():
+    a, b = lt.iscalar("a"), lt.iscalar("b")
+    v = B.stack([a, b, 3])
+    assert isinstance(v.owner.op, B.MakeVector)
+    assert str(v.owner.op) == "MakeVector{dtype='int32'}"
+    assert v.type == TensorType("int32", (3,))
+    out = check_infer_shape(v, {a: np.int32(1), b: np.int32(-2)})
+    assert out.tolist() == [1, -2, 3] and out.dtype == np.int32
+    with pytest.raises(TypeError, match="downcast"):
+        B.MakeVector("int8")(a)
+    verify_grad(lambda x, y: B.stack([x, y * 2]), [np.array(1.0), np.array(2.0)])
+
+
+# --------------------------------------------------------------------------- #
+# Allocation
+# --------------------------------------------------------------------------- #
+def test_alloc_values_static_shape_and_fresh_memory():
+    v = lt.vector("v", shape=(3,))
+    n = lt.lscalar("n")
+    a = B.alloc(v, n, 3)
+    assert a.type.shape == (None, 3)
+    assert str(a.owner.op) == "Alloc"
+    data = np.arange(3.0)
+    out = check_infer_shape(a, {v: data, n: np.int64(2)})
+    np.testing.assert_array_equal(out, np.broadcast_to(data, (2, 3)))
+    assert not np.may_share_memory(out, data)
+    out[0, 0] = 42  # writeable, independent of the input
+    assert data[0] == 0
+    assert B.alloc(1.0, 2, n).type.shape == (2, None)
+    assert B.alloc(v, 0, 3).type.shape == (0, 3)
+
+
+def test_alloc_errors():
+    v = lt.vector("v")
+    with pytest.raises(ValueError, match="more than"):
+        B.alloc(lt.matrix(), 3)
+    with pytest.raises(ValueError, match="cannot be broadcast"):
+        B.alloc(lt.vector(shape=(3,)), 4)
+    with pytest.raises(TypeError, match="integer scalar"):
+        B.alloc(v, 2.5)
+    with pytest.raises(ValueError, match=r"shape \(2,\) to shape \(2, 3\)"):
+        run(B.alloc(v, 2, 3), {v: np.zeros(2)})
+    with pytest.raises(ValueError, match="specify_broadcastable"):
+        run(B.alloc(v, 2, 3), {v: np.zeros(1)})
+
+
+def test_alloc_gradient():
+    rng = np.random.default_rng(2)
+    verify_grad(lambda v: B.alloc(v, 2, 3), [rng.normal(size=3)], rng=rng)
+    verify_grad(lambda m: B.alloc(m, 4, 3), [rng.normal(size=(1, 3))], rng=rng)
+    verify_grad(lambda s: B.alloc(s, 2, 2), [np.array(1.5)], rng=rng)
+
+
+@pytest.mark.parametrize("fn,np_fn", [(B.zeros, np.zeros), (B.ones, np.ones)])
+@pytest.mark.parametrize("dtype", [None, "float32", "int16"])
+def test_zeros_ones(fn, np_fn, dtype):
+    out_var = fn((2, 3), dtype=dtype)
+    assert out_var.type.shape == (2, 3)
+    out = run(out_var, {})
+    expected = np_fn((2, 3), dtype=dtype or lucent.config.floatX)
+    np.testing.assert_array_equal(out, expected)
+    assert out.dtype == expected.dtype
+    assert run(fn(0), {}).shape == (0,)
+    n = lt.lscalar("n")
+    assert run(fn((n, 2)), {n: np.int64(3)}).shape == (3, 2)
+    x = lt.matrix("x")
+    assert run(fn(x.shape), {x: np.empty((4, 1))}).shape == (4, 1)
+
+
+def test_full_and_likes():
+    x = lt.matrix("x")
+    data = np.arange(6, dtype="float32").reshape(2, 3)
+    np.testing.assert_array_equal(run(B.full((2, 2), 7.0), {}), np.full((2, 2), 7.0))
+    assert B.full((2,), 1, dtype="float64").type.dtype == "float64"
+    for fn, expected in [(B.zeros_like, np.zeros_like(data)), (B.ones_like, np.ones_like(data))]:
+        out = run(fn(x), {x: data.astype(x.type.dtype)})
+        np.testing.assert_array_equal(out, expected)
+    fx = lt.fmatrix("fx")
+    assert B.zeros_like(fx).type.dtype == "float32"
+    assert B.ones_like(fx, dtype="int8").type.dtype == "int8"
+    out = run(B.full_like(fx, 2), {fx: data})
+    np.testing.assert_array_equal(out, np.full_like(data, 2))
+    assert out.dtype == np.float32
+    out = run(B.fill(fx, lt.constant(np.float32(3))), {fx: data})
+    np.testing.assert_array_equal(out, np.full_like(data, 3))
+    assert B.second is B.fill
+
+
+# --------------------------------------------------------------------------- #
+# Join / concatenate / stack
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("axis", [0, 1, -1, -2])
+def test_concatenate_matches_numpy(axis):
+    a = lt.matrix("a")
+    b = lt.matrix("b")
+    rng = np.random.default_rng(3)
+    A, Bv = rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
+    out_var = B.concatenate([a, b], axis=axis)
+    assert str(out_var.owner.op) == f"Join{{axis={axis % 2}}}"
+    out = check_infer_shape(out_var, {a: A, b: Bv})
+    np.testing.assert_array_equal(out, np.concatenate([A, Bv], axis=axis))
+
+
+def test_join_static_shapes_and_dtype():
+    assert B.join(0, lt.vector(shape=(2,)), lt.vector(shape=(3,))).type.shape == (5,)
+    assert B.join(0, lt.vector(), lt.vector(shape=(3,))).type.shape == (None,)
+    m1, m2 = lt.matrix(shape=(2, None)), lt.matrix(shape=(2, 3))
+    assert B.concatenate([m1, m2], axis=1).type.shape == (2, None)
+    assert B.concatenate([lt.matrix(shape=(None, 3)), m2], axis=0).type.shape == (None, 3)
+    assert B.concatenate([lt.matrix(shape=(1, None)), m2], axis=0).type.shape == (3, 3)
+    mixed = B.concatenate([lt.fvector(), lt.ivector(), lt.bvector()])
+    assert mixed.type.dtype == "float64"
+    out = run(mixed, {mixed.owner.inputs[0]: np.ones(1, "float32"),
+                      mixed.owner.inputs[1]: np.array([2], "int32"),
+                      mixed.owner.inputs[2]: np.array([], "int8")})
+    assert out.dtype == np.float64 and out.tolist() == [1.0, 2.0]
+    v = lt.vector()
+    assert B.join(0, v) is v
+
+
+def test_join_errors():
+    with pytest.raises(TypeError, match="same number of dimensions"):
+        B.concatenate([lt.vector(), lt.matrix()])
+    with pytest.raises(ValueError, match="static lengths"):
+        B.concatenate([lt.matrix(shape=(2, 3)), lt.matrix(shape=(2, 4))], axis=0)
+    with pytest.raises(ValueError, match="out of range"):
+        B.concatenate([lt.vector(), lt.vector()], axis=1)
+    with pytest.raises(TypeError, match="list or tuple"):
+        B.concatenate(lt.vector(), lt.vector())
+    a, b = lt.matrix("a"), lt.matrix("b")
+    with pytest.raises(ValueError, match=r"\(2, 3\), \(2, 4\)"):
+        run(B.concatenate([a, b]), {a: np.zeros((2, 3)), b: np.zeros((2, 4))})
+
+
+def test_join_with_non_contiguous_and_empty_inputs():
+    a, b = lt.matrix("a"), lt.matrix("b")
+    A = np.arange(12.0).reshape(3, 4)[:, ::2]
+    Bv = np.arange(6.0).reshape(2, 3).T
+    out = run(B.concatenate([a, b], axis=0), {a: A, b: Bv.T.T[:, :2]})
+    np.testing.assert_array_equal(out, np.concatenate([A, Bv[:, :2]]))
+    out = run(B.concatenate([a, b], axis=0), {a: np.zeros((0, 2)), b: A})
+    np.testing.assert_array_equal(out, A)
+
+
+def test_join_gradient():
+    rng = np.random.default_rng(4)
+    verify_grad(lambda x, y: B.concatenate([x, y], axis=1),
+                [rng.normal(size=(2, 3)), rng.normal(size=(2, 1))], rng=rng)
+    verify_grad(lambda x, y: B.concatenate([x, y * 2, x], axis=0),
+                [rng.normal(size=(1, 2)).astype("float32"), rng.normal(size=(3, 2)).astype("float32")], rng=rng)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_stack_matches_numpy(axis):
+    a, b = lt.matrix("a", shape=(2, 3)), lt.matrix("b")
+    A, Bv = np.ones((2, 3)), np.arange(6.0).reshape(2, 3)
+    out_var = B.stack([a, b], axis=axis)
+    assert out_var.type.ndim == 3
+    out = check_infer_shape(out_var, {a: A, b: Bv})
+    np.testing.assert_array_equal(out, np.stack([A, Bv], axis=axis))
+    assert out_var.type.shape[axis] == 2
+
+
+def test_stack_errors_and_gradient():
+    with pytest.raises(TypeError, match="list or tuple"):
+        B.stack(lt.vector())
+    with pytest.raises(ValueError, match="same number"):
+        B.stack([lt.vector(), lt.matrix()])
+    verify_grad(lambda x, y: B.stack([x, y], axis=1), [np.arange(3.0), np.ones(3)])
+
+
+# --------------------------------------------------------------------------- #
+# flatten / squeeze / expand_dims / copy
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("shape,ndim", [((2, 3, 4), 1), ((2, 3, 4), 2), ((2, 3, 4), 3), ((), 1), ((0, 5), 1)])
+def test_flatten_matches_numpy(shape, ndim):
+    x = lt.tensor("float64", shape=(None,) * len(shape))
+    data = np.arange(float(np.prod(shape))).reshape(shape)
+    out = run(B.flatten(x, ndim), {x: data})
+    expected = data.reshape(shape[: ndim - 1] + (-1,)) if shape else data.reshape(1)
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_flatten_static_shape_and_errors():
+    assert B.flatten(lt.tensor3(shape=(2, 3, 4)), 2).type.shape == (2, 12)
+    assert B.flatten(lt.tensor3(shape=(None, 3, 4)), 2).type.shape == (None, 12)
+    assert B.flatten(lt.matrix()).type.shape == (None,)
+    with pytest.raises(ValueError, match="ndim"):
+        B.flatten(lt.matrix(), 3)
+    verify_grad(lambda a: B.flatten(a), [np.arange(6.0).reshape(2, 3)])
+
+
+def test_squeeze():
+    x = lt.tensor3("x", shape=(1, None, 1))
+    assert B.squeeze(x).type.shape == (None,)
+    assert B.squeeze(x, axis=-1).type.shape == (1, None)
+    data = np.arange(3.0).reshape(1, 3, 1)
+    out = run(B.squeeze(x), {x: data})
+    np.testing.assert_array_equal(out, data.squeeze())
+    assert np.may_share_memory(out, data)
+    y = lt.matrix("y")
+    sq = B.squeeze(y, axis=0)
+    assert sq.type.shape == (None,)
+    np.testing.assert_array_equal(run(sq, {y: np.ones((1, 4))}), np.ones(4))
+    with pytest.raises(AssertionError, match="expected 1"):
+        run(sq, {y: np.ones((2, 4))})
+    with pytest.raises(ValueError, match="not 1"):
+        B.squeeze(lt.matrix(shape=(2, 3)), axis=0)
+    assert B.squeeze(y) is y
+
+
+def test_expand_dims():
+    v = lt.vector("v", shape=(3,))
+    assert B.expand_dims(v, 0).type.shape == (1, 3)
+    assert B.expand_dims(v, (0, 2)).type.shape == (1, 3, 1)
+    assert B.expand_dims(v, -1).type.shape == (3, 1)
+    data = np.arange(3.0)
+    np.testing.assert_array_equal(run(B.expand_dims(v, (0, -1)), {v: data}), np.expand_dims(data, (0, -1)))
+    with pytest.raises(ValueError, match="repeated"):
+        B.expand_dims(v, (0, 0))
+    with pytest.raises(ValueError, match="out of range"):
+        B.expand_dims(v, 3)
+
+
+def test_tensor_copy_is_a_copy():
+    x = lt.matrix("x")
+    c = B.tensor_copy(x, name="c")
+    assert c.name == "c" and c.type == x.type
+    assert B.TensorCopy.view_map == {}
+    data = np.arange(6.0).reshape(2, 3).T
+    out = check_infer_shape(c, {x: data})
+    np.testing.assert_array_equal(out, data)
+    assert not np.may_share_memory(out, data)
+    verify_grad(lambda a: B.tensor_copy(a), [data.copy()])
+    assert x.copy().owner.op == B.TensorCopy()
+
+
+# --------------------------------------------------------------------------- #
+# arange / eye
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize(
+    "args", [(5,), (2, 7), (7, 2, -2), (0,), (5, 1), (0.5, 3.0), (1.0, 2.0, 0.3), (-3, 4, 3)]
+)
+def test_arange_matches_numpy(args):
+    out_var = B.arange(*args)
+    expected = np.arange(*args)
+    assert out_var.type.shape == expected.shape
+    out = run(out_var, {})
+    np.testing.assert_allclose(out, expected)
+    assert out.dtype.kind == expected.dtype.kind
+
+
+def test_arange_symbolic_and_dtypes():
+    i, j = lt.iscalar("i"), lt.iscalar("j")
+    assert B.arange(i).type == TensorType("int64", (None,))
+    assert B.arange(0.5, 3).type.dtype == "float32"
+    assert B.arange(lt.dscalar()).type.dtype == "float64"
+    assert B.arange(3, dtype="float32").type.dtype == "float32"
+    assert str(B.arange(i).owner.op) == "ARange{dtype='int64'}"
+    for a, b in [(0, 5), (5, 0), (-3, 7)]:
+        for step in (1, 2, -3):
+            k = lt.iscalar("k")
+            var = B.arange(i, j, k)
+            out = check_infer_shape(var, {i: np.int32(a), j: np.int32(b), k: np.int32(step)})
+            np.testing.assert_array_equal(out, np.arange(a, b, step))
+    d = lt.dscalar("d")
+    out = check_infer_shape(B.arange(0.0, d, 0.5), {d: np.float64(2.2)})
+    np.testing.assert_allclose(out, np.arange(0.0, 2.2, 0.5))
+    with pytest.raises(ValueError, match="zero"):
+        B.arange(0, 5, 0)
+    k = lt.iscalar("k")
+    with pytest.raises(ValueError, match="zero"):
+        run(B.arange(0, 5, k), {k: np.int32(0)})
+
+
+def test_arange_gradient():
+    verify_grad(lambda s, st: B.arange(s, 4.0, st), [np.array(0.5), np.array(0.6)])
+
+
+@pytest.mark.parametrize("n,m,k", [(3, None, 0), (2, 4, 1), (4, 2, -1), (0, None, 0), (3, 3, 5)])
+def test_eye(n, m, k):
+    var = B.eye(n, m, k)
+    expected = np.eye(n, m, k)
+    assert var.type.shape == expected.shape
+    assert var.type.dtype == lucent.config.floatX
+    np.testing.assert_array_equal(run(var, {}), expected)
+    a = lt.lscalar("a")
+    var = B.eye(a, dtype="int32")
+    assert var.type == TensorType("int32", (None, None))
+    out = check_infer_shape(var, {a: np.int64(2)})
+    np.testing.assert_array_equal(out, np.eye(2, dtype="int32"))
+
+
+# --------------------------------------------------------------------------- #
+# re-exports and package names
+# --------------------------------------------------------------------------- #
+def test_transpose_and_cast_reexports():
+    x = lt.matrix("x")
+    data = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(run(B.transpose(x), {x: data}), data.T)
+    c = B.cast(x, "int32")
+    assert c.type.dtype == "int32"
+    np.testing.assert_array_equal(run(c, {x: data}), data.astype("int32"))
+
+
+def test_public_names_in_tensor_namespace():
+    for name in ["alloc", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "fill",
+                 "second", "join", "concatenate", "stack", "flatten", "squeeze", "expand_dims",
+                 "tensor_copy", "arange", "eye", "transpose", "cast", "get_scalar_constant_value",
+                 "get_vector_length", "NotScalarConstantError", "tensor_from_scalar",
+                 "scalar_from_tensor", "Join", "Alloc", "ARange"]:
+        assert hasattr(lt, name), name
+
+
+def test_compiled_function_with_basic_ops():
+    x = lt.vector("x")
+    f = lucent.function([x], [B.stack([x, x * 2]), B.concatenate([x, B.zeros(2)]), x.shape[0]],
+                        mode="FAST_COMPILE")
+    s, c, n = f(np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(s, [[1, 2], [2, 4]])
+    np.testing.assert_array_equal(c, [1, 2, 0, 0])
+    assert n == 2
+    assert isinstance(B.constant(1), Constant)
