@@ -16,3 +16,4 @@ from lucent.tensor.shape import *  # noqa: F401,F403
 from lucent.tensor.subtensor import *  # noqa: F401,F403
 from lucent.tensor.special import *  # noqa: F401,F403
 from lucent.tensor import sharedvar as _sharedvar  # noqa: F401  (registers the shared constructor)
+from lucent.tensor import rewriting as _rewriting  # noqa: F401,E402  (registers the rewrites)
