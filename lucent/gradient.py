@@ -487,47 +487,21 @@ def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
 # ---------------------------------------------------------------------------
 # verify_grad
 # ---------------------------------------------------------------------------
-def _perform_function(inputs, outputs):
-    """A callable that evaluates ``outputs`` by running each node's ``perform``."""
-    nodes = io_toposort(inputs, outputs)
-
-    def fn(*values):
-        env = dict(zip(inputs, values))
-        for node in nodes:
-            args = []
-            for v in node.inputs:
-                if v in env:
-                    args.append(env[v])
-                elif hasattr(v, "data"):
-                    args.append(v.data)
-                else:
-                    raise ValueError(f"verify_grad: missing value for graph input {v}")
-            storage = [[None] for _ in node.outputs]
-            node.op.perform(node, args, storage)
-            env.update((o, s[0]) for o, s in zip(node.outputs, storage))
-        return [env[o] if o in env else o.data for o in outputs]
-
-    return fn
-
-
 def _compile(inputs, outputs, mode):
-    function = None
-    try:
-        import lucent
+    """Compile ``outputs`` with ``lucent.function`` (installed as the graph's builder).
 
-        function = getattr(lucent, "function", None)
-        if function is None:
-            from lucent.compile.function import function  # noqa: F811
-    except ImportError:
-        try:
-            from lucent.compile.maker import function  # noqa: F811
-        except ImportError:
-            function = None
-    if function is None:
-        return _perform_function(inputs, outputs)
-    f = function(inputs, outputs, mode=mode, on_unused_input="ignore") if mode else function(
-        inputs, outputs, on_unused_input="ignore"
-    )
+    ``lucent.compile`` lives above this module; it registers ``function`` with
+    ``lucent.graph.basic`` when lucent is imported, which keeps the import
+    direction downwards.
+    """
+    from lucent.graph import basic
+
+    if basic._function_builder is None:  # pragma: no cover - importing lucent sets it
+        import lucent.compile  # noqa: F401
+    kwargs = {"on_unused_input": "ignore"}
+    if mode is not None:
+        kwargs["mode"] = mode
+    f = basic._function_builder(list(inputs), list(outputs), **kwargs)
 
     def call(*values):
         res = f(*values)
