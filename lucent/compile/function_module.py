@@ -12,7 +12,9 @@ one for a required argument). A call binds the arguments, filters them with
 their types, runs the linked thunk, and only then - once every output and
 every update has been computed - copies the outputs out and writes the
 updates. If anything fails before that point, every container is put back
-as it was, so a failed call has no effect.
+as it was, so a failed call has no effect. An update computed in place
+(FAST_RUN's ``W - lr*g`` written into ``W``'s buffer) keeps that promise
+through ``SharedUpdateGuard``: such writes are the last thing a call does.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ import numpy as np
 from lucent.compile.io import In, SymbolicInput, normalize_output
 from lucent.compile.mode import get_mode
 from lucent.graph.basic import Constant, Variable
-from lucent.graph.fg import FunctionGraph, MissingInputError
-from lucent.graph.traversal import ancestors, graph_inputs
+from lucent.graph.features import Feature
+from lucent.graph.fg import FunctionGraph, InconsistencyError, MissingInputError
+from lucent.graph.traversal import ancestors, graph_inputs, io_toposort
 from lucent.link.basic import Container
 
 
@@ -126,6 +129,7 @@ class FunctionMaker:
             )
             n = len(out_vars)
             fgraph.update_mapping = {n + j: k for j, k in enumerate(self.update_inputs)}
+            self._prepare_inplace(fgraph)
             start = time.perf_counter()
             self.mode.rewrite(fgraph)
             self.rewrite_time = time.perf_counter() - start
@@ -200,6 +204,48 @@ class FunctionMaker:
                     f"{self.on_unused_input!r}"
                 )
 
+    def _prepare_inplace(self, fgraph):
+        """Attach the features that keep in-place operations safe, before any rewrite.
+
+        The function may overwrite an input only if it is ``In(mutable=True)``
+        or a shared variable whose update replaces it; everything else is
+        protected by the ``DestroyHandler``. A user graph that already
+        contains in-place ops is refused unless ``accept_inplace=True``, and
+        then it must pass the same validation.
+        """
+        from lucent.graph.destroyhandler import DestroyHandler
+
+        destroyers = [n for n in io_toposort(fgraph.inputs, fgraph.outputs) if n.op.destroy_map]
+        if destroyers and not self.accept_inplace:
+            node = destroyers[0]
+            victims = ", ".join(
+                str(node.inputs[ins[0]]) for ins in node.op.destroy_map.values()
+            )
+            raise TypeError(
+                f"The graph contains the in-place operation {node.op} (node {node}), which "
+                f"overwrites its input {victims}. A graph given to function must not contain "
+                "in-place operations unless accept_inplace=True; build it with the ordinary "
+                "op and let the FAST_RUN rewrites make it in place where that is safe."
+            )
+        destroyable, shared = set(), set()
+        for inp, var in zip(self.inputs, fgraph.inputs):
+            if inp.mutable:
+                destroyable.add(var)
+            elif inp.shared and inp.update is not None:
+                destroyable.add(var)
+                shared.add(var)
+        fgraph.destroyable_inputs = destroyable
+        fgraph.attach_feature(DestroyHandler())
+        fgraph.attach_feature(SharedUpdateGuard(shared))
+        if destroyers:
+            try:
+                fgraph.validate()
+            except InconsistencyError as e:
+                raise InconsistencyError(
+                    f"accept_inplace=True, but the in-place operations of the graph are not "
+                    f"safe: {e}"
+                ) from e
+
     # --- linking ----------------------------------------------------------------
     def _link(self):
         linker = self.mode.linker
@@ -227,6 +273,7 @@ class FunctionMaker:
             input_storage=[c.storage for c in containers], storage_map=storage_map
         )
         output_cells = [c.storage for c in output_cells]
+        _precheck_shared_writes(self.fgraph, thunk)
         fn = self.function_builder(self, containers, thunk, output_cells)
         fn.name = self.name
         fn.trust_input = self.trust_input
@@ -501,12 +548,20 @@ class Function:
         return outs, release
 
     def _collect_updates(self, cells, outputs):
-        """New values for updated inputs, copied when they alias anything else."""
+        """New values for updated inputs, copied when they alias anything else.
+
+        The input's own current value is not "anything else": an update
+        computed in place lives in the buffer it replaces, and keeping it
+        there is the point of computing it in place.
+        """
         result = []
-        others = [c[0] for c in cells] + list(outputs) + self._constant_data
+        inputs_now = [c[0] for c in cells]
+        others = list(outputs) + self._constant_data
         for (k, cell), computed in zip(self._updates, self._computed_updates):
             value = cell[0]
-            if any(_aliases(value, v) for v in others):
+            if any(_aliases(value, v) for j, v in enumerate(inputs_now) if j != k) or any(
+                _aliases(value, v) for v in others
+            ):
                 value = _copy_value(value)
             result.append((k, value))
             others.append(value)
@@ -608,6 +663,143 @@ class Function:
         return f"<{head}({ins}) with mode {self.maker.mode!r}>"
 
 
+class SharedUpdateGuard(Feature):
+    """Keeps "a call that raises leaves every shared variable unchanged" with in-place updates.
+
+    An update computed in place (``W - lr*g`` written into ``W``'s buffer)
+    changes the shared variable *while* the function runs. The guarantee
+    survives because of three rules:
+
+    1. a node overwriting a shared variable's buffer (a *writer*) may have
+       no reader but the graph's outputs (``validate`` rejects anything
+       else, so the in-place rewrite is undone);
+    2. every writer runs after every node that is not a writer
+       (``orderings``): once a shared buffer was written, only writers run;
+    3. before the first writer runs, all writers' input shapes are checked
+       (``_precheck_shared_writes``), and an element-wise writer with the
+       right shapes cannot fail (it checks before writing and computes into
+       temporaries or with a floating point ``out=``).
+
+    Not covered: a second writer whose implementation raises for
+    particular *values* after a first one wrote, and linkers without
+    per-node thunks (they must check ``fgraph.shared_buffer_writers()``'s
+    shapes themselves).
+    """
+
+    def __init__(self, shared_inputs=()):
+        self.shared = set(shared_inputs)
+
+    def on_attach(self, fgraph):
+        if not hasattr(fgraph, "destroy_handler"):
+            raise ValueError("SharedUpdateGuard needs a DestroyHandler attached first")
+        self.fgraph = fgraph
+        self._inner_validate = fgraph.validate
+        fgraph.validate = self.validate
+        fgraph.shared_buffer_writers = self.writers
+
+    def on_detach(self, fgraph):
+        fgraph.validate = self._inner_validate
+        del fgraph.shared_buffer_writers
+
+    def clone(self):
+        return SharedUpdateGuard(self.shared)
+
+    def writers(self):
+        """``{node: shared input it overwrites}`` for the nodes writing a shared buffer."""
+        fgraph = self.fgraph
+        if not self.shared or not any(n.op.destroy_map for n in fgraph.apply_nodes):
+            return {}
+        found = {}
+        for var in fgraph.inputs:
+            if var in self.shared:
+                for node in fgraph.destroyers(var):
+                    found[node] = var
+        return found
+
+    def validate(self, fgraph=None):
+        fgraph = self.fgraph
+        if not any(n.op.destroy_map for n in fgraph.apply_nodes):
+            return True  # nothing in place: nothing to check
+        self._inner_validate()
+        for node, var in self.writers().items():
+            for out in node.outputs:
+                readers = [c for c, _ in fgraph.clients.get(out, ()) if c != "output"]
+                if readers:
+                    raise InconsistencyError(
+                        f"{node} overwrites the buffer of the shared variable {var}, but its "
+                        f"result is read by {readers[0]}; a shared buffer may only be written "
+                        "by a node whose result is an update or an output"
+                    )
+        from lucent.graph.destroyhandler import _check_acyclic
+
+        _check_acyclic(fgraph, fgraph.orderings())
+        return True
+
+    def orderings(self, fgraph):
+        """Each writer runs after every node that is neither a writer nor its descendant."""
+        writers = self.writers()
+        if not writers:
+            return {}
+        order = io_toposort(fgraph.inputs, fgraph.outputs)
+        result = {}
+        for node in writers:
+            later = _descendants(fgraph, node)
+            result[node] = [n for n in order if n not in writers and n not in later]
+        return result
+
+
+def _descendants(fgraph, node):
+    seen = {node}
+    stack = [node]
+    while stack:
+        for out in stack.pop().outputs:
+            for client, _ in fgraph.clients.get(out, ()):
+                if client != "output" and client not in seen:
+                    seen.add(client)
+                    stack.append(client)
+    return seen
+
+
+def _precheck_shared_writes(fgraph, run):
+    """Check every shared-buffer writer's inputs before the first one writes.
+
+    For linkers exposing per-node thunks (``run.thunks`` / ``run.order``,
+    as the Python linker does) the first writer's thunk is wrapped. An
+    ``Elemwise`` writer's shapes are checked; another op can take part by
+    defining ``check_inputs(node, input_values)``, raising on bad inputs.
+    """
+    writers = getattr(fgraph, "shared_buffer_writers", lambda: {})()
+    thunks = getattr(run, "thunks", None)
+    order = getattr(run, "order", None)
+    if len(writers) < 2 or thunks is None or order is None:
+        return
+    from lucent.tensor.elemwise import Elemwise, _check_runtime_shapes
+
+    positions = [k for k, node in enumerate(order) if node in writers]
+    checks = []
+    for k in positions:
+        node, cells = thunks[k].node, getattr(thunks[k], "inputs", None)
+        check = _check_runtime_shapes if isinstance(node.op, Elemwise) else getattr(
+            node.op, "check_inputs", None
+        )
+        if check is not None and cells is not None:
+            checks.append((check, node, cells))
+    if not checks:
+        return
+    first = positions[0]
+    inner = thunks[first]
+
+    def checked_first_writer():
+        for check, node, cells in checks:
+            check(node, [c[0] for c in cells])
+        inner()
+
+    checked_first_writer.node = inner.node
+    checked_first_writer.inputs = getattr(inner, "inputs", None)
+    checked_first_writer.outputs = getattr(inner, "outputs", None)
+    thunks[first] = checked_first_writer
+
+
 def _is_shared(value):
     from lucent.compile.sharedvalue import SharedVariable
 
@@ -621,4 +813,10 @@ def _restore_function(maker, input_storage, name, trust_input):
     return fn
 
 
-__all__ = ["Function", "FunctionMaker", "UnusedInputError", "DuplicateInputError"]
+__all__ = [
+    "Function",
+    "FunctionMaker",
+    "SharedUpdateGuard",
+    "UnusedInputError",
+    "DuplicateInputError",
+]

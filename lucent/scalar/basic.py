@@ -523,6 +523,7 @@ from lucent.scalar.arith import _cast_ops  # noqa: E402,F401
 from lucent.scalar.math import *  # noqa: E402,F401,F403
 from lucent.scalar.math import abs_, floor, log  # noqa: E402,F401
 from lucent.scalar import math as _smath  # noqa: E402
+from lucent.scalar.composite import Composite  # noqa: E402,F401
 
 
 __all__ = [

@@ -265,22 +265,32 @@ class Elemwise(Op):
         return Apply(self, inputs, outputs)
 
     def perform(self, node, inputs, output_storage):
+        # Shapes are checked before anything is written, so an in-place node
+        # that fails leaves the buffer it would overwrite untouched.
         out_shape = _check_runtime_shapes(node, inputs)
         op = self.scalar_op
         args = inputs
         if op.compute_in_output_dtype:
             dtype = node.outputs[0].type.numpy_dtype
             args = [a if a.dtype == dtype else a.astype(dtype) for a in inputs]
+        targets = self._inplace_targets(node, inputs, out_shape)
+        if op.nout == 1 and 0 in targets:
+            from lucent.scalar.composite import call_into
+
+            if call_into(op, args, targets[0]):
+                output_storage[0][0] = targets[0]
+                return
         with np.errstate(all="ignore"):
             results = op.impl(*args)
         if op.nout == 1:
             results = (results,)
         for o, (storage, out, res) in enumerate(zip(output_storage, node.outputs, results)):
             dtype = out.type.numpy_dtype
-            if o in self._inplace:
-                target = inputs[self._inplace[o]]
-                target[...] = res
-                storage[0] = target
+            if o in targets:
+                # Every result was computed before this first write.
+                with np.errstate(all="ignore"):
+                    np.copyto(targets[o], res, casting="unsafe")
+                storage[0] = targets[o]
                 continue
             res = np.asarray(res)
             if res.shape != out_shape:
@@ -303,6 +313,25 @@ class Elemwise(Op):
             elif any(np.may_share_memory(res, a) for a in inputs) or not res.flags.writeable:
                 res = res.copy()
             storage[0] = res
+
+    def _inplace_targets(self, node, inputs, out_shape):
+        """``{output: input array}`` for the in-place outputs that can be written.
+
+        An input that is read-only, or (against its type) not of the output's
+        shape and dtype, is not overwritten: that output is computed into a
+        new array instead, which is always correct.
+        """
+        targets = {}
+        for o, i in self._inplace.items():
+            t = inputs[i]
+            if (
+                isinstance(t, np.ndarray)
+                and t.shape == out_shape
+                and t.dtype == node.outputs[o].type.numpy_dtype
+                and t.flags.writeable
+            ):
+                targets[o] = t
+        return targets
 
     def infer_shape(self, fgraph, node, input_shapes):
         out_shape = []

@@ -1,0 +1,150 @@
+"""The BLAS-shaped ops: values, beta == 0 semantics, in-place variants, shapes, gradients."""
+
+import numpy as np
+import pytest
+
+import lucent
+import lucent.tensor as lt
+from lucent.gradient import verify_grad
+from lucent.tensor.blas import Dot22, Gemm, Gemv, Ger
+from tests.helpers import evaluate_with_perform
+
+rng = np.random.default_rng(3)
+PY = lucent.Mode(linker="py", optimizer=None)
+
+
+def test_str():
+    assert str(Gemm()) == "Gemm{no_inplace}"
+    assert str(Gemm(inplace=True)) == "Gemm{inplace}"
+    assert str(Gemv()) == "Gemv{no_inplace}"
+    assert str(Gemv(inplace=True)) == "Gemv{inplace}"
+    assert str(Ger()) == "Ger{non-destructive}"
+    assert str(Ger(destructive=True)) == "Ger{destructive}"
+    assert str(Dot22()) == "Dot22"
+
+
+def test_props_and_destroy_map():
+    assert Gemm() == Gemm(inplace=False) and Gemm() != Gemm(inplace=True)
+    assert Gemm(inplace=True).destroy_map == {0: [0]} and Gemm().destroy_map == {}
+    assert Ger(destructive=True).destroy_map == {0: [0]}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gemm_values(dtype):
+    Z, X, Y = (lt.matrix(n, dtype=dtype) for n in "ZXY")
+    a, b = lt.scalar("a", dtype=dtype), lt.scalar("b", dtype=dtype)
+    out = Gemm()(Z, a, X, Y, b)
+    assert out.type.dtype == dtype
+    vals = [rng.normal(size=(3, 2)), np.array(1.5), rng.normal(size=(3, 4)), rng.normal(size=(4, 2)), np.array(-0.5)]
+    vals = [np.asarray(v, dtype=dtype) for v in vals]
+    res = evaluate_with_perform(out, dict(zip((Z, a, X, Y, b), vals)))
+    np.testing.assert_allclose(res, vals[4] * vals[0] + vals[1] * vals[2] @ vals[3], rtol=1e-5)
+    f = lucent.function([Z, a, X, Y, b], out, mode=PY)
+    np.testing.assert_allclose(f(*vals), res)
+    np.testing.assert_allclose(f(*vals), res)  # reused output buffer
+
+
+def test_gemm_beta_zero_does_not_read_accumulator():
+    Z, X, Y = lt.dmatrices("Z", "X", "Y")
+    out = Gemm()(Z, 2.0, X, Y, 0.0)
+    f = lucent.function([Z, X, Y], out, mode=PY)
+    Xv, Yv = rng.normal(size=(2, 3)), rng.normal(size=(3, 2))
+    np.testing.assert_allclose(f(np.full((2, 2), np.nan), Xv, Yv), 2 * Xv @ Yv)
+
+
+def test_gemm_inplace_overwrites_accumulator():
+    Z, X, Y = lt.dmatrices("Z", "X", "Y")
+    node = Gemm(inplace=True)(Z, 1.0, X, Y, 2.0).owner
+    z = rng.normal(size=(2, 2))
+    xv, yv = rng.normal(size=(2, 3)), rng.normal(size=(3, 2))
+    expected = 2 * z + xv @ yv
+    storage = [[None]]
+    node.op.perform(node, [z, np.array(1.0), xv, yv, np.array(2.0)], storage)
+    assert storage[0][0] is z
+    np.testing.assert_allclose(z, expected)
+
+
+def test_gemm_make_node_errors():
+    Z, X, Y = lt.dmatrices("Z", "X", "Y")
+    with pytest.raises(TypeError, match="one dtype"):
+        Gemm()(Z, 1.0, lt.fmatrix("F"), Y, 1.0)
+    with pytest.raises(TypeError, match="2 dimensions"):
+        Gemm()(Z, 1.0, lt.dvector("v"), Y, 1.0)
+    with pytest.raises(TypeError, match="float"):
+        Gemm()(lt.lmatrix("i"), 1, lt.lmatrix("j"), lt.lmatrix("k"), 1)
+    A = lt.tensor("float64", shape=(2, 3))
+    B = lt.tensor("float64", shape=(4, 2))
+    with pytest.raises(ValueError, match="inner dimensions"):
+        Gemm()(Z, 1.0, A, B, 1.0)
+
+
+def test_gemm_runtime_shape_error():
+    Z, X, Y = lt.dmatrices("Z", "X", "Y")
+    f = lucent.function([Z, X, Y], Gemm()(Z, 1.0, X, Y, 1.0), mode=PY)
+    with pytest.raises(ValueError, match="accumulator"):
+        f(np.zeros((3, 3)), np.zeros((2, 4)), np.zeros((4, 2)))
+
+
+def test_static_shapes():
+    Z = lt.tensor("float64", shape=(None, 5))
+    X = lt.tensor("float64", shape=(3, None))
+    Y = lt.dmatrix("Y")
+    assert Gemm()(Z, 1.0, X, Y, 1.0).type.shape == (3, 5)
+    A = lt.tensor("float64", shape=(4, 2))
+    assert Gemv()(lt.dvector("y"), 1.0, A, lt.dvector("x"), 0.0).type.shape == (4,)
+    assert Ger()(lt.dmatrix("A"), 1.0, lt.tensor("float64", shape=(6,)), lt.dvector("y")).type.shape == (6, None)
+    assert Dot22()(X, lt.tensor("float64", shape=(None, 7))).type.shape == (3, 7)
+
+
+def test_gemv_values_and_beta_zero():
+    y, x = lt.dvectors("y", "x")
+    A = lt.dmatrix("A")
+    a, b = lt.dscalars("a", "b")
+    f = lucent.function([y, a, A, x, b], Gemv()(y, a, A, x, b), mode=PY)
+    yv, Av, xv = rng.normal(size=3), rng.normal(size=(3, 4)), rng.normal(size=4)
+    np.testing.assert_allclose(f(yv, 2.0, Av, xv, 0.5), 0.5 * yv + 2.0 * Av @ xv)
+    np.testing.assert_allclose(f(np.full(3, np.nan), 1.0, Av, xv, 0.0), Av @ xv)
+    # A transposed (non-contiguous) operand
+    np.testing.assert_allclose(f(yv, 1.0, Av.T.copy().T, xv, 1.0), yv + Av @ xv)
+
+
+def test_ger_values():
+    A = lt.dmatrix("A")
+    x, y = lt.dvectors("x", "y")
+    a = lt.dscalar("a")
+    f = lucent.function([A, a, x, y], Ger()(A, a, x, y), mode=PY)
+    Av, xv, yv = rng.normal(size=(3, 2)), rng.normal(size=3), rng.normal(size=2)
+    before = Av.copy()
+    np.testing.assert_allclose(f(Av, -2.0, xv, yv), Av - 2.0 * np.outer(xv, yv))
+    np.testing.assert_array_equal(Av, before)  # non-destructive
+
+
+def test_dot22_values_and_mismatch():
+    X, Y = lt.dmatrices("X", "Y")
+    f = lucent.function([X, Y], Dot22()(X, Y), mode=PY)
+    xv, yv = rng.normal(size=(2, 3)), rng.normal(size=(3, 4))
+    np.testing.assert_allclose(f(xv, yv), xv @ yv)
+    with pytest.raises(ValueError, match="not aligned"):
+        f(xv, xv)
+
+
+def test_infer_shape():
+    Z, X, Y = lt.dmatrices("Z", "X", "Y")
+    out = Gemm()(Z, 1.0, X, Y, 1.0)
+    assert out.owner.op.infer_shape(None, out.owner, [("z0", "z1"), (), ("x0", "x1"), ("y0", "y1"), ()]) == [("z0", "z1")]
+    d = Dot22()(X, Y)
+    assert d.owner.op.infer_shape(None, d.owner, [("x0", "x1"), ("y0", "y1")]) == [("x0", "y1")]
+
+
+def test_gradients():
+    verify_grad(lambda Z, a, X, Y, b: Gemm()(Z, a, X, Y, b),
+                [rng.normal(size=(2, 3)), np.array(1.3), rng.normal(size=(2, 4)), rng.normal(size=(4, 3)), np.array(-0.7)],
+                rng=np.random.default_rng(0))
+    verify_grad(lambda y, a, A, x, b: Gemv()(y, a, A, x, b),
+                [rng.normal(size=3), np.array(0.8), rng.normal(size=(3, 2)), rng.normal(size=2), np.array(1.7)],
+                rng=np.random.default_rng(0))
+    verify_grad(lambda A, a, x, y: Ger()(A, a, x, y),
+                [rng.normal(size=(3, 2)), np.array(0.8), rng.normal(size=3), rng.normal(size=2)],
+                rng=np.random.default_rng(0))
+    verify_grad(lambda X, Y: Dot22()(X, Y), [rng.normal(size=(2, 3)), rng.normal(size=(3, 2))],
+                rng=np.random.default_rng(0))
