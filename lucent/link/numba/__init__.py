@@ -1,0 +1,1 @@
+"""The Numba execution path (imported only when a Numba mode is used)."""
