@@ -1,1 +1,392 @@
-"""(in progress)"""
+"""Canonical algebra: one way of writing each element-wise expression.
+
+Two expressions that compute the same thing should, after this stage, be
+the same graph, so that merging finds them and the later stages
+(stabilisation, specialisation, fusion) have one pattern to look for
+instead of many. The rewrites here:
+
+* drop neutral elements (``x * 1``, ``x + 0``, ``x - 0``, ``x / 1``,
+  ``x ** 1``, ``x // 1`` for integers) and double negations;
+* flatten nested ``add`` / ``mul`` into one n-ary node, order its operands
+  by a structural key (so ``a + b`` and ``b + a`` are one node) and combine
+  its constant operands into one constant, written last;
+* turn a division by a power of two into a multiplication by its
+  reciprocal, which is bit-identical and cheaper.
+
+Each rewrite is exact except for the reassociation of floating-point sums
+and products (``(a + b) + c`` versus ``a + (b + c)``), the freedom every
+optimising compiler of array programs takes. Rewrites that would change
+what an intermediate result's dtype is (mixing dtypes in one ``add``) do not
+apply, so integer overflow behaves as written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import reduce
+
+import numpy as np
+
+from lucent.graph.basic import Constant
+from lucent.graph.rewriting.basic import node_rewriter
+from lucent.scalar import basic as ps
+from lucent.scalar.dtypes import float_dtypes, integer_dtypes
+from lucent.tensor.basic import constant
+from lucent.tensor.elemwise import Elemwise
+from lucent.tensor.math import cast
+from lucent.tensor.rewriting.basic import fit_to_output, is_elemwise, scalar_fill_value
+from lucent.tensor.rewriting.registry import register_canonicalize
+
+_add = Elemwise(ps.add)
+_mul = Elemwise(ps.mul)
+_sub = Elemwise(ps.sub)
+_neg = Elemwise(ps.neg)
+
+
+def _is_value(var, value):
+    """True if every element of ``var`` is known to equal ``value``."""
+    v = scalar_fill_value(var)
+    if v is None:
+        return False
+    with np.errstate(all="ignore"):
+        return bool(v == value) and not (np.issubdtype(v.dtype, np.floating) and np.isnan(v))
+
+
+def _single_client(fgraph, var):
+    clients = fgraph.clients.get(var, ())
+    return len(clients) == 1 and clients[0][0] != "output"
+
+
+# --------------------------------------------------------------------------- #
+# Neutral elements and negation
+# --------------------------------------------------------------------------- #
+@node_rewriter([Elemwise])
+def local_neutral_elements(fgraph, node):
+    """Remove operands that do not change the result.
+
+    ``x + 0``, ``0 + x``, ``x * 1``, ``1 * x``, ``x - 0``, ``x / 1``,
+    ``x ** 1`` and, for integers, ``x // 1`` equal ``x`` for every ``x``
+    (NaN and infinities included); ``0 - x`` is ``-x``. The dropped operand
+    may have given the output its dtype or broadcast shape, which
+    ``fit_to_output`` restores (``cast``, ``alloc`` or ``second``).
+    """
+    op = node.op.scalar_op
+    out = node.outputs[0]
+    inputs = node.inputs
+    if isinstance(op, (ps.Add, ps.Mul)) and len(inputs) >= 1:
+        neutral = 0 if isinstance(op, ps.Add) else 1
+        flags = [_is_value(i, neutral) for i in inputs]
+        dropped = [i for i, f in zip(inputs, flags) if f]
+        if not dropped or len(dropped) == len(inputs):
+            return False
+        kept = [i for i, f in zip(inputs, flags) if not f]
+        # The n-ary op combines its operands pairwise in order; keep the
+        # dtype of every partial result by requiring the output dtype.
+        if len(kept) > 1 and any(
+            i.type.dtype != out.type.dtype for i in kept if not isinstance(i, Constant)
+        ):
+            return False
+        new = kept[0] if len(kept) == 1 else node.op(*kept)
+        return [fit_to_output(new, out, dropped)]
+    if isinstance(op, ps.Sub):
+        x, y = inputs
+        if _is_value(y, 0):
+            return [fit_to_output(x, out, [y])]
+        if _is_value(x, 0):
+            # Negate in the output dtype: -(-128) wraps in int8, not in float64.
+            return [fit_to_output(_neg(cast(y, out.type.dtype)), out, [x])]
+        return False
+    if isinstance(op, ps.TrueDiv) and _is_value(inputs[1], 1):
+        return [fit_to_output(inputs[0], out, [inputs[1]])]
+    if isinstance(op, ps.Pow) and _is_value(inputs[1], 1):
+        return [fit_to_output(inputs[0], out, [inputs[1]])]
+    if isinstance(op, ps.IntDiv) and out.type.dtype in integer_dtypes and _is_value(inputs[1], 1):
+        return [fit_to_output(inputs[0], out, [inputs[1]])]
+    return False
+
+
+@node_rewriter([Elemwise])
+def local_double_negation(fgraph, node):
+    """``-(-x)`` is ``x``: negation is its own inverse, also for wrapping integers."""
+    if not isinstance(node.op.scalar_op, ps.Neg):
+        return False
+    (y,) = node.inputs
+    if is_elemwise(y, ps.Neg):
+        return [fit_to_output(y.owner.inputs[0], node.outputs[0])]
+    return False
+
+
+@node_rewriter([Elemwise])
+def local_sub_neg_to_add(fgraph, node):
+    """``x - (-y)`` is ``x + y``: negation is exact for floats and modular for
+    integers, so this holds when the negation has the subtraction's dtype."""
+    if not isinstance(node.op.scalar_op, ps.Sub):
+        return False
+    x, y = node.inputs
+    if not is_elemwise(y, ps.Neg) or y.type.dtype != node.outputs[0].type.dtype:
+        return False  # -y wrapping in a narrower integer dtype is not +y
+    return [fit_to_output(_add(x, y.owner.inputs[0]), node.outputs[0])]
+
+
+@node_rewriter([Elemwise])
+def local_neg_mul_constant(fgraph, node):
+    """``-(x * c)`` and ``(-x) * c`` are ``x * (-c)`` for a constant ``c``.
+
+    Changing the sign of one factor is exact, so the negation moves into the
+    constant, where it costs nothing.
+    """
+    op = node.op.scalar_op
+    out = node.outputs[0]
+    dtype = out.type.dtype
+    if isinstance(op, ps.Neg):
+        (y,) = node.inputs
+        if not is_elemwise(y, ps.Mul) or not _single_client(fgraph, y) or y.type.dtype != dtype:
+            return False
+        factors = list(y.owner.inputs)
+    elif isinstance(op, ps.Mul):
+        factors = list(node.inputs)
+    else:
+        return False
+    if dtype.startswith(("uint", "bool")):
+        return False
+    consts = [i for i, f in enumerate(factors) if isinstance(f, Constant)]
+    if not consts or any(f.type.dtype != dtype for f in factors if not isinstance(f, Constant)):
+        return False
+    k = consts[-1]
+    value = _exact_constant(factors[k], dtype)
+    if value is None:
+        return False
+    with np.errstate(all="ignore"):
+        negated = constant(np.negative(value).astype(dtype))
+    if isinstance(op, ps.Neg):
+        factors[k] = negated
+        return [fit_to_output(y.owner.op(*factors), out)]
+    negs = [i for i, f in enumerate(factors) if is_elemwise(f, ps.Neg) and _single_client(fgraph, f)
+            and f.owner.inputs[0].type.dtype == dtype]
+    if not negs:
+        return False
+    factors[negs[0]] = factors[negs[0]].owner.inputs[0]
+    factors[k] = negated
+    return [fit_to_output(node.op(*factors), out)]
+
+
+register_canonicalize(local_neutral_elements)
+register_canonicalize(local_double_negation)
+register_canonicalize(local_sub_neg_to_add)
+register_canonicalize(local_neg_mul_constant)
+
+
+# --------------------------------------------------------------------------- #
+# Flattening, ordering and constants of add / mul
+# --------------------------------------------------------------------------- #
+#: How many levels of ancestors the structural key looks at. Deeper
+#: differences are rare in the operands of one ``add``; bounding the depth
+#: keeps the key cheap on long chains (its cost does not grow with the graph).
+KEY_DEPTH = 6
+
+
+def structural_key(var, fgraph, memo, depth=KEY_DEPTH):
+    """A key equal for variables computed the same way from the same inputs.
+
+    Graph inputs are identified by their position, constants by their type
+    and bytes, and computed variables by their op and their inputs' keys,
+    ``depth`` levels up. The key is a digest, so it is the same in every
+    process (sorting by it gives a deterministic graph, which the on-disk
+    kernel cache relies on).
+    """
+    key = memo.get((var, depth))
+    if key is not None:
+        return key
+    if isinstance(var, Constant):
+        data = np.ascontiguousarray(np.asarray(var.data))
+        text = f"c|{var.type}|{data.shape}|{hashlib.sha1(data.tobytes()).hexdigest()}"
+    elif var.owner is None:
+        try:
+            pos = fgraph.inputs.index(var)
+        except ValueError:
+            pos = -1
+        text = f"i|{pos}|{var.type}|{var.name}"
+    else:
+        node = var.owner
+        op = node.op
+        props = getattr(op, "__props__", ())
+        parts = [type(op).__name__, str(op), *(str(getattr(op, p, None)) for p in props), str(var.index)]
+        if depth > 0:
+            parts += [structural_key(i, fgraph, memo, depth - 1) for i in node.inputs]
+        text = "n|" + "|".join(parts)
+    key = hashlib.sha1(text.encode()).hexdigest()
+    memo[(var, depth)] = key
+    return key
+
+
+def _operand_order_key(var, fgraph, memo):
+    if isinstance(var, Constant):
+        return (2, 0, "")
+    if var.owner is None and var in fgraph.inputs:
+        return (0, fgraph.inputs.index(var), "")
+    return (1, 0, structural_key(var, fgraph, memo))
+
+
+def _exact_constant(c, dtype):
+    """``c``'s data in ``dtype`` if the conversion keeps every value, else None."""
+    data = np.asarray(c.data)
+    with np.errstate(all="ignore"):
+        converted = data.astype(dtype)
+        back = converted.astype(data.dtype)
+    same = (back == data) | (np.isnan(data) & np.isnan(back) if data.dtype.kind in "fc" else False)
+    return converted if np.all(same) else None
+
+
+def _absorbable(fgraph, var, op, out):
+    """True if ``var`` (an operand of a node of ``op`` computing ``out``) can be
+    merged into that node: same op, used only there, and all of its
+    operands already in ``out``'s dtype (so no partial result changes dtype)."""
+    return (
+        var.owner is not None
+        and var.owner.op == op
+        and var.type.dtype == out.type.dtype
+        and var.type.ndim == out.type.ndim
+        and _single_client(fgraph, var)
+        and all(i.type.dtype == out.type.dtype for i in var.owner.inputs if not isinstance(i, Constant))
+    )
+
+
+@node_rewriter([Elemwise])
+def local_add_mul_flatten(fgraph, node):
+    """``(a + b) + c`` is ``a + b + c`` (one n-ary node; same for ``mul``).
+
+    Only an inner node used by nobody else is absorbed (otherwise its work
+    would be done twice), and only when it has the outer node's dtype, so
+    that no intermediate result changes dtype. A whole tree is flattened at
+    once, from its root, so a long chain costs one replacement, not one per
+    link.
+    """
+    op = node.op.scalar_op
+    if not isinstance(op, (ps.Add, ps.Mul)) or node.op.destroy_map:
+        return False
+    out = node.outputs[0]
+    clients = fgraph.clients.get(out, ())
+    if len(clients) == 1 and clients[0][0] != "output" and clients[0][0].op == node.op:
+        if _absorbable(fgraph, out, node.op, clients[0][0].outputs[0]):
+            return False  # the parent will absorb this whole subtree
+    if any(i.type.dtype != out.type.dtype for i in node.inputs if not isinstance(i, Constant)):
+        return False
+    new_inputs = []
+    stack = list(reversed(node.inputs))
+    changed = False
+    while stack:
+        inp = stack.pop()
+        if _absorbable(fgraph, inp, node.op, out):
+            stack.extend(reversed(inp.owner.inputs))
+            changed = True
+        else:
+            new_inputs.append(inp)
+    if not changed:
+        return False
+    return [fit_to_output(node.op(*new_inputs), out)]
+
+
+@node_rewriter([Elemwise])
+def local_add_mul_canonical_order(fgraph, node):
+    """Operands of ``add`` / ``mul`` in a canonical order, constants combined.
+
+    Both ops are commutative and associative, so any order computes the same
+    value (up to the rounding of reassociated floating-point operations).
+    Graph inputs come first in their order, then computed operands by their
+    structural key, then one constant (all constants combined in the
+    output dtype). Applies only when every non-constant operand already has
+    the output dtype, so that reordering cannot change the dtype in which
+    partial results are computed.
+    """
+    op = node.op.scalar_op
+    if not isinstance(op, (ps.Add, ps.Mul)) or node.op.destroy_map:
+        return False
+    out = node.outputs[0]
+    dtype = out.type.dtype
+    inputs = list(node.inputs)
+    if dtype == "bool":
+        return False
+    consts = [i for i in inputs if isinstance(i, Constant)]
+    others = [i for i in inputs if not isinstance(i, Constant)]
+    if any(i.type.dtype != dtype for i in others):
+        return False
+    memo = {}
+    others_sorted = sorted(others, key=lambda v: _operand_order_key(v, fgraph, memo))
+    new_consts = consts
+    if len(consts) > 1 or (consts and consts[0].type.dtype != dtype):
+        values = [_exact_constant(c, dtype) for c in consts]
+        if any(v is None for v in values):
+            return False
+        ufunc = np.add if isinstance(op, ps.Add) else np.multiply
+        with np.errstate(all="ignore"):
+            combined = np.asarray(reduce(ufunc, values), dtype=dtype)
+        new_consts = [constant(combined)]
+    new_inputs = others_sorted + new_consts
+    if len(new_inputs) == len(inputs) and all(a is b for a, b in zip(new_inputs, inputs)):
+        return False
+    if len(new_inputs) == 1:
+        return [fit_to_output(new_inputs[0], out, consts)]
+    return [fit_to_output(node.op(*new_inputs), out, consts)]
+
+
+register_canonicalize(local_add_mul_flatten)
+register_canonicalize(local_add_mul_canonical_order)
+
+
+# --------------------------------------------------------------------------- #
+# Division by a power of two
+# --------------------------------------------------------------------------- #
+def _exact_reciprocal(c, dtype):
+    """``1 / c`` in ``dtype`` when every entry of ``c`` is a power of two whose
+    reciprocal is representable there (then ``x / c == x * (1 / c)`` exactly:
+    both are the correctly rounded value of the same real number)."""
+    with np.errstate(all="ignore"):
+        data = np.asarray(c.data).astype(dtype)
+        if data.size == 0 or not np.all(np.isfinite(data)) or np.any(data == 0):
+            return None
+        mantissa, _ = np.frexp(data)
+        if not np.all(np.abs(mantissa) == 0.5):
+            return None
+        recip = (np.asarray(1, dtype=dtype) / data).astype(dtype)
+        if not np.all(np.isfinite(recip)) or not np.all(np.abs(np.frexp(recip)[0]) == 0.5):
+            return None
+        if not np.all(recip * data == 1):
+            return None
+    return recip
+
+
+@node_rewriter([Elemwise])
+def local_div_by_power_of_two(fgraph, node):
+    """``x / c`` is ``x * (1 / c)`` when ``c`` is a constant power of two.
+
+    Multiplying by the exact reciprocal gives bit-identical results and
+    lets the factor combine with other constants of a product.
+    """
+    if not isinstance(node.op.scalar_op, ps.TrueDiv):
+        return False
+    x, c = node.inputs
+    out = node.outputs[0]
+    if not isinstance(c, Constant) or out.type.dtype not in float_dtypes:
+        return False
+    recip = _exact_reciprocal(c, out.type.dtype)
+    if recip is None:
+        return False
+    new = _mul(x, constant(recip))
+    if new.type.dtype != out.type.dtype:
+        return False
+    return [fit_to_output(new, out, [c])]
+
+
+register_canonicalize(local_div_by_power_of_two)
+
+
+__all__ = [
+    "structural_key",
+    "local_neutral_elements",
+    "local_double_negation",
+    "local_sub_neg_to_add",
+    "local_neg_mul_constant",
+    "local_add_mul_flatten",
+    "local_add_mul_canonical_order",
+    "local_div_by_power_of_two",
+]

@@ -1,1 +1,262 @@
-"""(in progress)"""
+"""Canonicalisation of shape computations.
+
+Shapes are mostly known before the graph runs: static lengths are in the
+types, and the shape of an element-wise result is the shape of one of its
+inputs. Replacing ``shape(x)[i]``, ``Shape_i`` and ``ReducedSize`` by
+constants where the lengths are static, and otherwise by the length of the
+*earliest* variable that has it, removes nodes and, more importantly, stops
+a shape computation from keeping a large intermediate alive (``mean``'s
+divisor no longer depends on the summed array, only on the input).
+
+Reshapes that do not change the shape go, and a reshape of a reshape is
+one reshape: only the final shape of the elements (in C order) matters.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lucent.graph.basic import Constant, Variable
+from lucent.graph.rewriting.basic import node_rewriter
+from lucent.tensor.basic import MakeVector, NotScalarConstantError, constant, get_scalar_constant_value
+from lucent.tensor.elemwise import Elemwise
+from lucent.tensor.math import ReducedSize
+from lucent.tensor.rewriting.basic import _is_length_of, fit_to_output
+from lucent.tensor.rewriting.registry import register_canonicalize
+from lucent.tensor.shape import Reshape, Shape, Shape_i
+from lucent.tensor.type import TensorType
+
+
+def _int64(value):
+    return constant(np.asarray(value, dtype="int64"))
+
+
+# --------------------------------------------------------------------------- #
+# Shape, Shape_i, shape(x)[i]
+# --------------------------------------------------------------------------- #
+@node_rewriter([Shape])
+def local_shape_to_constant(fgraph, node):
+    """``shape(x)`` is a constant when every length of ``x`` is static."""
+    x = node.inputs[0]
+    if any(s is None for s in x.type.shape):
+        return False
+    return [_int64(np.asarray(x.type.shape, dtype="int64").reshape(x.type.ndim))]
+
+
+@node_rewriter([Shape_i])
+def local_shape_i_to_constant(fgraph, node):
+    """``Shape_i{i}(x)`` is a constant when ``x``'s length ``i`` is static."""
+    length = node.inputs[0].type.shape[node.op.i]
+    if length is None:
+        return False
+    return [_int64(length)]
+
+
+def _subtensor_of_shape(node):
+    """``(x, i)`` if ``node`` is ``shape(x)[i]`` with a constant ``i``, else None."""
+    from lucent.tensor.subtensor import Subtensor
+
+    if not isinstance(node.op, Subtensor) or tuple(node.op.idx_list) != ("i",):
+        return None
+    base = node.inputs[0]
+    if base.owner is None or not isinstance(base.owner.op, Shape):
+        return None
+    try:
+        i = int(get_scalar_constant_value(node.inputs[1]))
+    except NotScalarConstantError:
+        return None
+    x = base.owner.inputs[0]
+    if not -x.type.ndim <= i < x.type.ndim:
+        return None
+    return x, i % x.type.ndim
+
+
+def _subtensor_tracks():
+    from lucent.tensor.subtensor import Subtensor
+
+    return [Subtensor]
+
+
+@node_rewriter(_subtensor_tracks())
+def local_subtensor_of_shape(fgraph, node):
+    """``shape(x)[i]`` is ``Shape_i{i}(x)``: one node instead of two, and a
+    constant when the length is static."""
+    found = _subtensor_of_shape(node)
+    if found is None:
+        return False
+    x, i = found
+    out = node.outputs[0]
+    length = x.type.shape[i]
+    new = _int64(length) if length is not None else Shape_i(i)(x)
+    return [fit_to_output(new, out)]
+
+
+_SIMPLE_SHAPE_OPS = (Shape_i,)
+
+
+def _usable_length(var, node):
+    """True if ``var`` can stand for a length without recomputing ``node``'s work."""
+    if not isinstance(var, Variable) or not isinstance(var.type, TensorType) or var.type.ndim != 0:
+        return False
+    if var.type.dtype not in ("int64", "int32", "int16", "int8", "uint8", "uint16", "uint32"):
+        return False
+    if isinstance(var, Constant) or var in node.inputs:
+        return True
+    return (
+        var.owner is not None
+        and isinstance(var.owner.op, _SIMPLE_SHAPE_OPS)
+        and all(var.owner.inputs[0] is not o for o in node.outputs)
+    )
+
+
+@node_rewriter([Shape_i])
+def local_shape_i_lift(fgraph, node):
+    """``Shape_i{i}(f(a, b))`` is the length ``i`` of an input of ``f``.
+
+    The op's ``infer_shape`` says how its output lengths follow from its
+    inputs' (for an element-wise op: the length of any input that is not
+    broadcast there). Only simple answers are used (a constant, an input of
+    the node, or another ``Shape_i``), so the rewrite never adds arithmetic,
+    and the shape no longer depends on ``f`` being computed.
+    """
+    (v,) = node.inputs
+    owner = v.owner
+    if owner is None or isinstance(owner.op, (Shape, Shape_i)):
+        return False
+    infer = getattr(owner.op, "infer_shape", None)
+    if infer is None:
+        return False
+    from lucent.tensor.shape import shape_i
+
+    input_shapes = []
+    for inp in owner.inputs:
+        if isinstance(inp.type, TensorType):
+            input_shapes.append(tuple(shape_i(inp, d) for d in range(inp.type.ndim)))
+        else:
+            input_shapes.append(())
+    try:
+        shapes = infer(fgraph, owner, input_shapes)
+        length = shapes[v.index][node.op.i]
+    except Exception:  # ops without infer_shape, or shapes it cannot express
+        return False
+    if isinstance(length, (int, np.integer)):
+        return [_int64(int(length))]
+    if isinstance(length, Constant) and np.asarray(length.data).ndim == 0:
+        return [_int64(int(np.asarray(length.data)))]
+    if not _usable_length(length, owner):
+        return False
+    return [fit_to_output(length, node.outputs[0]) if length.type.dtype == "int64" else None]
+
+
+@node_rewriter([ReducedSize])
+def local_reduced_size(fgraph, node):
+    """``ReducedSize`` is the product of the reduced lengths: a constant when
+    they are static, ``Shape_i`` (times a constant) when one is not.
+
+    With several unknown lengths, the size of an element-wise result is the
+    size of any input with the same broadcast pattern (the result has that
+    input's shape), so the count moves to that input and no longer needs
+    the element-wise result to be computed.
+    """
+    (x,) = node.inputs
+    axes = range(x.type.ndim) if node.op.axis is None else node.op.axis
+    static = [x.type.shape[a] for a in axes]
+    known = int(np.prod([s for s in static if s is not None], dtype="int64"))
+    unknown = [a for a, s in zip(axes, static) if s is None]
+    if not unknown:
+        return [_int64(known)]
+    if x.owner is not None and isinstance(x.owner.op, Elemwise):
+        for inp in x.owner.inputs:
+            if inp.type.broadcastable == x.type.broadcastable:
+                return [ReducedSize(node.op.axis)(inp)]
+    if len(unknown) > 1:
+        return False
+    new = Shape_i(unknown[0])(x)
+    if known != 1:
+        from lucent.tensor.math import mul
+
+        new = mul(new, _int64(known))
+    return [fit_to_output(new, node.outputs[0])]
+
+
+register_canonicalize(local_shape_to_constant, "fast_compile")
+register_canonicalize(local_shape_i_to_constant, "fast_compile")
+register_canonicalize(local_subtensor_of_shape, "fast_compile")
+register_canonicalize(local_shape_i_lift)
+register_canonicalize(local_reduced_size, "fast_compile")
+
+
+# --------------------------------------------------------------------------- #
+# Reshape
+# --------------------------------------------------------------------------- #
+def _shape_entries(shp, ndim):
+    """The entries of a shape vector as a list of variables, when cheaply known."""
+    if isinstance(shp, Constant):
+        data = np.asarray(shp.data).reshape(-1)
+        return [_int64(int(v)) for v in data]
+    if shp.owner is not None and isinstance(shp.owner.op, MakeVector):
+        return list(shp.owner.inputs)
+    if shp.owner is not None and isinstance(shp.owner.op, Shape):
+        x = shp.owner.inputs[0]
+        return [Shape_i(d)(x) if x.type.shape[d] is None else _int64(x.type.shape[d]) for d in range(ndim)]
+    return None
+
+
+def _is_minus_one(entry):
+    try:
+        return int(get_scalar_constant_value(entry)) == -1
+    except NotScalarConstantError:
+        return False
+
+
+@node_rewriter([Reshape])
+def local_useless_reshape(fgraph, node):
+    """A reshape to the shape its input already has is the input.
+
+    Holds when the rank is unchanged and every entry is the input's own
+    length (its static length, ``Shape_i``, ``shape(x)[d]``), with at most
+    one ``-1``, which then can only stand for the remaining length.
+    """
+    x, shp = node.inputs
+    out = node.outputs[0]
+    if out.type.ndim != x.type.ndim:
+        return False
+    if x.type.shape == out.type.shape and all(s is not None for s in x.type.shape):
+        return [x]
+    if shp.owner is not None and isinstance(shp.owner.op, Shape) and shp.owner.inputs[0] is x:
+        return [fit_to_output(x, out)]
+    entries = _shape_entries(shp, out.type.ndim)
+    if entries is None:
+        return False
+    flags = [_is_length_of(e, x, d) for d, e in enumerate(entries)]
+    missing = [d for d, f in enumerate(flags) if not f]
+    if not missing or (len(missing) == 1 and _is_minus_one(entries[missing[0]])):
+        return [fit_to_output(x, out)]
+    return False
+
+
+@node_rewriter([Reshape])
+def local_reshape_reshape(fgraph, node):
+    """``reshape(reshape(x, s1), s2)`` is ``reshape(x, s2)``: a reshape keeps
+    the elements in C order, so only the last requested shape matters."""
+    y, shp = node.inputs
+    if y.owner is None or not isinstance(y.owner.op, Reshape):
+        return False
+    x = y.owner.inputs[0]
+    new = Reshape(node.op.ndim)(x, shp)
+    return [fit_to_output(new, node.outputs[0])]
+
+
+register_canonicalize(local_useless_reshape, "fast_compile")
+register_canonicalize(local_reshape_reshape, "fast_compile")
+
+
+__all__ = [
+    "local_shape_to_constant",
+    "local_shape_i_to_constant",
+    "local_subtensor_of_shape",
+    "local_shape_i_lift",
+    "local_reduced_size",
+    "local_useless_reshape",
+    "local_reshape_reshape",
+]
