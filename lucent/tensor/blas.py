@@ -147,10 +147,20 @@ class Gemm(Op):
         shape = (_merge_dim(Z.type.shape[0], X.type.shape[0]), _merge_dim(Z.type.shape[1], Y.type.shape[1]))
         return Apply(self, [Z, alpha, X, Y, beta], [TensorType(Z.type.dtype, shape)()])
 
-    def perform(self, node, inputs, output_storage):
+    def check_inputs(self, node, inputs):
+        """Raise on misaligned shapes before anything is written (see SharedUpdateGuard)."""
         Z, alpha, X, Y, beta = inputs
         if X.shape[1] != Y.shape[0]:
             raise ValueError(f"{self}: X {X.shape} and Y {Y.shape} are not aligned")
+        if Z.shape != (X.shape[0], Y.shape[1]):
+            raise ValueError(
+                f"{self}: the accumulator has shape {Z.shape} but dot(X, Y) has shape "
+                f"{(X.shape[0], Y.shape[1])}"
+            )
+
+    def perform(self, node, inputs, output_storage):
+        Z, alpha, X, Y, beta = inputs
+        self.check_inputs(node, inputs)
         dtype = node.outputs[0].type.numpy_dtype
         storage = output_storage[0]
         scratch = [None] if self.inplace else storage
@@ -196,10 +206,19 @@ class Gemv(Op):
         shape = (_merge_dim(y.type.shape[0], A.type.shape[0]),)
         return Apply(self, [y, alpha, A, x, beta], [TensorType(y.type.dtype, shape)()])
 
-    def perform(self, node, inputs, output_storage):
+    def check_inputs(self, node, inputs):
+        """Raise on misaligned shapes before anything is written (see SharedUpdateGuard)."""
         y, alpha, A, x, beta = inputs
         if A.shape[1] != x.shape[0]:
             raise ValueError(f"{self}: A {A.shape} and x {x.shape} are not aligned")
+        if y.shape != (A.shape[0],):
+            raise ValueError(
+                f"{self}: the accumulator has shape {y.shape} but dot(A, x) has shape {(A.shape[0],)}"
+            )
+
+    def perform(self, node, inputs, output_storage):
+        y, alpha, A, x, beta = inputs
+        self.check_inputs(node, inputs)
         dtype = node.outputs[0].type.numpy_dtype
         storage = output_storage[0]
         scratch = [None] if self.inplace else storage
@@ -245,10 +264,15 @@ class Ger(Op):
         shape = (_merge_dim(A.type.shape[0], x.type.shape[0]), _merge_dim(A.type.shape[1], y.type.shape[0]))
         return Apply(self, [A, alpha, x, y], [TensorType(A.type.dtype, shape)()])
 
-    def perform(self, node, inputs, output_storage):
+    def check_inputs(self, node, inputs):
+        """Raise on mismatched shapes before anything is written (see SharedUpdateGuard)."""
         A, alpha, x, y = inputs
         if A.shape != (x.shape[0], y.shape[0]):
             raise ValueError(f"{self}: A has shape {A.shape} but outer(x, y) has shape {(x.shape[0], y.shape[0])}")
+
+    def perform(self, node, inputs, output_storage):
+        self.check_inputs(node, inputs)
+        A, alpha, x, y = inputs
         storage = output_storage[0]
         if self.destructive:
             out = A

@@ -223,7 +223,10 @@ class TopoDB(RewriteDatabase):
 
 # The global database that modes query. Stages run in this order:
 #   merge (0) -> canonicalize (1) -> stabilize (1.5) -> specialize (2)
-#   -> fusion (49) -> merge again (49.5) -> inplace (75)
+#   -> merge (48.5) -> fusion (49) -> merge again (49.5) -> inplace (75)
+# The merge before fusion matters: stabilize/specialize may rebuild equal
+# subexpressions, and two fused nodes computing the same thing can no longer
+# be merged.
 optdb = SequenceDB(name="optdb")
 optdb.register("merge1", MergeRewriter(), "fast_run", "fast_compile", "merge", position=0)
 canonicalize_db = EquilibriumDB(name="canonicalize")
@@ -234,6 +237,7 @@ inplace_db = SequenceDB(name="inplace")
 optdb.register("canonicalize", canonicalize_db, "fast_run", "fast_compile", position=1)
 optdb.register("stabilize", stabilize_db, "fast_run", position=1.5)
 optdb.register("specialize", specialize_db, "fast_run", position=2)
+optdb.register("merge_before_fusion", MergeRewriter(), "fast_run", "merge", position=48.5)
 optdb.register("fusion", fusion_db, "fast_run", position=49)
 optdb.register("merge2", MergeRewriter(), "fast_run", "merge", position=49.5)
 optdb.register("inplace", inplace_db, "fast_run", position=75)

@@ -15,12 +15,23 @@ from dataclasses import dataclass, field
 from lucent.graph.features import AlreadyThere, Feature
 
 
-def _describe(var):
-    """One-line description of a variable: its text and the op that computes it."""
+def _snapshot(var):
+    """What ``var`` was at rewrite time: itself, or its op and inputs.
+
+    Only references are kept (no string formatting), because rewriting a
+    large graph records thousands of replacements; the text is made when the
+    history is shown.
+    """
     if var.owner is None:
+        return (var, None, ())
+    return (var, var.owner.op, tuple(var.owner.inputs))
+
+
+def _describe(snapshot):
+    var, op, inputs = snapshot
+    if op is None:
         return str(var)
-    inputs = ", ".join(str(i) for i in var.owner.inputs)
-    return f"{var.owner.op}({inputs})"
+    return f"{op}({', '.join(str(i) for i in inputs)})"
 
 
 @dataclass
@@ -31,9 +42,17 @@ class RewriteRecord:
     rewrite: str
     old: object
     new: object
-    old_text: str = ""
-    new_text: str = ""
+    old_snapshot: tuple = ()
+    new_snapshot: tuple = ()
     extra: dict = field(default_factory=dict)
+
+    @property
+    def old_text(self):
+        return _describe(self.old_snapshot)
+
+    @property
+    def new_text(self):
+        return _describe(self.new_snapshot)
 
     def __str__(self):
         return f"{self.step:4d}. {self.rewrite}: {self.old_text}  ->  {self.new_text}"
@@ -72,8 +91,8 @@ class RewriteHistory(Feature):
                 rewrite=str(getattr(reason, "name", None) or reason),
                 old=var,
                 new=new_var,
-                old_text=_describe(var),
-                new_text=_describe(new_var),
+                old_snapshot=_snapshot(var),
+                new_snapshot=_snapshot(new_var),
             )
         )
 

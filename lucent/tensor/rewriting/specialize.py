@@ -351,7 +351,9 @@ def local_blas_inplace(fgraph, node):
 
     Valid when nothing else needs the accumulator's value afterwards; the
     ``DestroyHandler`` checks that (and that it is not a protected input or
-    constant) and rejects the replacement otherwise.
+    constant) and rejects the replacement otherwise. A graph input qualifies
+    only when the function allows overwriting it: a shared variable whose
+    update this is (``W - lr * dot(x.T, g)`` then runs in ``W``'s buffer).
     """
     op = node.op
     if isinstance(op, Ger):
@@ -363,7 +365,7 @@ def local_blas_inplace(fgraph, node):
             return None
         new_op = type(op)(inplace=True)
     acc = node.inputs[0]
-    if acc.owner is None or len(fgraph.clients.get(acc, ())) > 1:
+    if acc.owner is None and acc not in getattr(fgraph, "destroyable_inputs", ()):
         return None
     return [new_op(*node.inputs)]
 
