@@ -220,11 +220,9 @@ class FunctionGraph:
         ``new_var`` is first passed through ``var.type.filter_variable`` so
         that it has a compatible type (a ``SpecifyShape`` may be added); an
         incompatible replacement raises ``TypeError`` and changes nothing.
+        With ``config.optimizer_verbose`` the graph's ``RewriteHistory`` prints
+        each replacement; ``verbose=True`` prints this one regardless.
         """
-        if verbose is None:
-            from lucent.configdefaults import config
-
-            verbose = config.optimizer_verbose
         if var not in self.variables:
             return
         new_var = var.type.filter_variable(new_var, allow_convert=True)

@@ -79,22 +79,25 @@ class RewriteHistory(Feature):
             del fgraph.rewrite_history
 
     def on_change_input(self, fgraph, node, i, var, new_var, reason=None):
-        if reason is None or reason == "init":
+        if reason is None or reason == "init" or str(reason).startswith("revert:"):
             return
         key = (id(var), id(new_var), str(reason))
         if key == self._last:
             return
         self._last = key
-        self.records.append(
-            RewriteRecord(
-                step=len(self.records) + 1,
-                rewrite=str(getattr(reason, "name", None) or reason),
-                old=var,
-                new=new_var,
-                old_snapshot=_snapshot(var),
-                new_snapshot=_snapshot(new_var),
-            )
+        record = RewriteRecord(
+            step=len(self.records) + 1,
+            rewrite=str(getattr(reason, "name", None) or reason),
+            old=var,
+            new=new_var,
+            old_snapshot=_snapshot(var),
+            new_snapshot=_snapshot(new_var),
         )
+        self.records.append(record)
+        from lucent.configdefaults import config
+
+        if config.optimizer_verbose:
+            print(f"rewriting: {record}")
 
     def clone(self):
         return RewriteHistory()

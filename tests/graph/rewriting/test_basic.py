@@ -159,3 +159,25 @@ def test_sequential_runs_in_order():
     seq = SequentialGraphRewriter(in2out(remove_double_neg), MergeRewriter())
     assert seq.rewrite(fg)
     assert len(seq.timings) == 2
+
+
+def test_optimizer_verbose_prints_each_rewrite(capsys):
+    x = vec("x")
+    fg = FunctionGraph([x], [exp(neg(neg(x)))])
+    with config.change_flags(optimizer_verbose=True):
+        in2out(remove_double_neg).rewrite(fg)
+    out = capsys.readouterr().out
+    assert "rewriting:" in out and "remove_double_neg" in out
+    assert out.count("rewriting:") == 1
+
+
+def test_compiled_function_keeps_its_rewrite_history():
+    import lucent
+    import lucent.tensor as lt
+
+    x = lt.dvector("x")
+    fn = lucent.function([x], lt.log(1 + x) * 1)
+    history = fn.maker.fgraph.rewrite_history
+    names = {r.rewrite for r in history}
+    assert "local_log1p" in names
+    assert "log1p" in history.summary().lower()
