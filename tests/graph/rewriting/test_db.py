@@ -1,0 +1,83 @@
+import numpy as np
+import pytest
+
+import lucent
+import lucent.tensor as lt
+from lucent.compile.mode import get_mode
+from lucent.graph.rewriting.basic import MergeRewriter, SequentialGraphRewriter, node_rewriter
+from lucent.graph.rewriting.db import (
+    EquilibriumDB,
+    RewriteDatabaseQuery,
+    SequenceDB,
+    TopoDB,
+    optdb,
+)
+from tests.graph.rewriting.toy import UnOp
+
+
+@node_rewriter([UnOp])
+def noop(fgraph, node):
+    return False
+
+
+def _stage_names(query):
+    rewriter = optdb.query(query)
+    return [str(r) for r in rewriter.data]
+
+
+def test_fast_run_runs_every_stage_in_order():
+    names = _stage_names(RewriteDatabaseQuery(include=["fast_run"]))
+    expected = ["merge", "canonicalize", "stabilize", "specialize", "merge", "fusion", "merge", "inplace"]
+    for a, b in zip(names, expected):
+        assert b in a.lower(), (names, expected)
+    assert len(names) == len(expected)
+
+
+def test_fast_compile_runs_only_merge_and_cheap_canonicalisation():
+    names = _stage_names(RewriteDatabaseQuery(include=["fast_compile"]))
+    assert [n.lower() for n in names] == ["merge", "canonicalize"]
+    canon = optdb["canonicalize"].query(RewriteDatabaseQuery(include=["fast_compile"]))
+    fast_run_canon = optdb["canonicalize"].query(RewriteDatabaseQuery(include=["fast_run"]))
+    n_fc = len(canon.node_rewriters) + len(canon.graph_rewriters)
+    n_fr = len(fast_run_canon.node_rewriters) + len(fast_run_canon.graph_rewriters)
+    assert 0 < n_fc < n_fr
+
+
+def test_mode_excluding_and_including():
+    x = lt.dvector("x")
+    expr = lt.log(1 + x)
+    stable = lucent.function([x], expr)
+    naive = lucent.function([x], expr, mode=get_mode("FAST_RUN").excluding("stabilize"))
+    assert stable(np.array([1e-20]))[0] == 1e-20
+    assert naive(np.array([1e-20]))[0] == 0.0
+    compile_only = lucent.function([x], expr, mode=get_mode("FAST_COMPILE").including("stabilize"))
+    assert compile_only(np.array([1e-20]))[0] == 1e-20
+    assert "stabilize" in repr(get_mode("FAST_COMPILE").including("stabilize"))
+
+
+def test_databases_register_and_query_by_tags():
+    db = EquilibriumDB()
+    db.register("noop", noop, "tag_a")
+    with pytest.raises(ValueError, match="already registered"):
+        db.register("noop", noop, "tag_a")
+    with pytest.raises(TypeError):
+        db.register("bad", object(), "tag_a")
+    assert db.query("tag_a") is not None
+    assert db.query("tag_b") is None
+    assert db.query("tag_a", "-noop") is None  # excluded by its name
+
+    seq = SequenceDB()
+    seq.register("m2", MergeRewriter(), "t", position=2)
+    seq.register("m1", MergeRewriter(), "t", position=1)
+    result = seq.query("t")
+    assert isinstance(result, SequentialGraphRewriter)
+    assert [str(r) for r in result.data] == ["merge", "merge"]
+    topo = TopoDB()
+    topo.register("noop", noop, "t")
+    assert topo.query("t") is not None
+
+
+def test_query_objects_compose():
+    q = RewriteDatabaseQuery(include=["a"]).including("b").excluding("c").requiring("d")
+    assert q.include == {"a", "b"} and q.exclude == {"c"} and q.require == {"d"}
+    assert q == RewriteDatabaseQuery(include=["b", "a"], exclude=["c"], require=["d"])
