@@ -274,7 +274,14 @@ class FunctionMaker:
         )
         output_cells = [c.storage for c in output_cells]
         _precheck_shared_writes(self.fgraph, thunk)
-        fn = self.function_builder(self, containers, thunk, output_cells)
+        builder = self.function_builder
+        program = getattr(thunk, "program", None)
+        if program is not None and builder is Function:
+            # One compiled callable: use a call specialised to this function.
+            from lucent.compile.fast_call import make_fast_function_class
+
+            builder = make_fast_function_class(Function, self, program, containers) or builder
+        fn = builder(self, containers, thunk, output_cells)
         fn.name = self.name
         fn.trust_input = self.trust_input
         return fn

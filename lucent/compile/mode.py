@@ -8,8 +8,9 @@ The predefined modes are
 
 * ``FAST_COMPILE``: minimal rewrites, the Python linker (``Op.perform``);
 * ``FAST_RUN`` (the default) and its alias ``NUMBA``: full rewrites, the
-  Numba linker. Until the Numba linker is available they run on the Python
-  linker, and their ``repr`` says so rather than pretending otherwise;
+  Numba linker (the whole graph compiled into one function). Without
+  numba installed they run on the Python linker, and their ``repr`` says so
+  rather than pretending otherwise;
 * ``DebugMode`` and ``NanGuardMode``: reserved names; they raise
   ``NotImplementedError`` until their implementation registers itself with
   ``register_mode``.
@@ -60,10 +61,14 @@ def _make_linker(spec):
     if isinstance(spec, Linker):
         return spec, None
     if isinstance(spec, str) and spec == "numba":
-        try:
-            from lucent.link.numba.linker import NumbaLinker
-        except ImportError:
-            return PythonLinker(), "the Numba linker is not available yet"
+        # Only look for numba here: importing it is left to the first compile,
+        # so ``import lucent`` stays light.
+        import importlib.util
+
+        if importlib.util.find_spec("numba") is None:
+            return PythonLinker(), "numba is not installed: running on the Python linker"
+        from lucent.link.numba.linker import NumbaLinker
+
         return NumbaLinker(), None
     if isinstance(spec, str) and spec in _C_LINKER_NAMES:
         allow_gc = False if spec.endswith("_nogc") else None

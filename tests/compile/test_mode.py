@@ -16,14 +16,16 @@ def test_fast_compile_runs_python_linker():
     assert lucent.function([x], x * 2, mode="FAST_COMPILE")(3) == 6
 
 
-def test_fast_run_default_and_numba_alias_say_python_path():
+def test_fast_run_default_and_numba_alias_use_numba_linker():
+    from lucent.link.numba.linker import NumbaLinker
+
     assert lucent.config.mode == "FAST_RUN"
     assert get_mode(None) is get_mode("FAST_RUN")
     for name in ("FAST_RUN", "NUMBA"):
         mode = get_mode(name)
-        assert isinstance(mode.linker, PythonLinker)
+        assert isinstance(mode.linker, NumbaLinker)
         text = repr(mode)
-        assert name in text and "Python linker" in text and "Numba linker is not available" in text
+        assert name in text and "Numba linker" in text
     x = lt.dscalar("x")
     assert lucent.function([x], x * 2, mode="NUMBA")(3) == 6
 

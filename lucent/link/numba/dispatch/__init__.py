@@ -1,12 +1,52 @@
 """Numba implementations of lucent's ops, registered by op class.
 
 Importing this package imports numba and registers every built-in
-implementation; ``numba_funcify`` is the public registry.
+implementation; ``numba_funcify`` is the public registry. Ops without an
+implementation still run on the Numba path through the object-mode
+fallback (``fallback.py``), with a warning.
 """
+
+import importlib as _importlib
 
 from lucent.link.numba.dispatch.basic import (  # noqa: F401
     NoNumbaImplementation,
+    NumbaFallbackWarning,
     kernel_from_source,
     numba_funcify,
     numba_njit,
+    warn_fallback,
 )
+
+#: Modules registering the built-in implementations, imported in this order.
+KERNEL_MODULES = (
+    "scalar",
+    "elemwise",
+    "reduction",
+    "special",
+    "shape",
+    "subtensor",
+    "tensor_basic",
+    "blas",
+)
+
+
+def _import_kernel_modules():
+    import os
+
+    here = os.path.dirname(__file__)
+    for name in KERNEL_MODULES:
+        if not os.path.exists(os.path.join(here, name + ".py")):
+            continue
+        try:
+            _importlib.import_module(f"{__name__}.{name}")
+        except Exception as e:  # a broken module must not take the others down
+            import warnings
+
+            warnings.warn(
+                f"lucent could not load the Numba implementations in dispatch/{name}.py "
+                f"({type(e).__name__}: {e}); their ops run through the object-mode fallback",
+                NumbaFallbackWarning,
+            )
+
+
+_import_kernel_modules()

@@ -53,17 +53,41 @@ class NumbaDispatcher:
 
     def __init__(self):
         self._registry: dict[type, tuple] = {}
+        # op classes whose registration gave ``version=`` explicitly: only
+        # those may return closures and still be cached on disk.
+        self._explicit_version: set = set()
 
-    def register(self, op_class, version=0):
-        """Decorator: ``@numba_funcify.register(MyOp)`` or ``register(MyOp, version=2)``."""
+    def register(self, op_class, version=None):
+        """Decorator: ``@numba_funcify.register(MyOp)`` or ``register(MyOp, version=2)``.
+
+        ``version`` (default 0) is part of the disk-cache key of every graph
+        using the op: bump it when the implementation changes. Giving it
+        explicitly also vouches that a factory returning a *closure*
+        produces code that depends only on the op's props and the node's
+        types, which is what lets such graphs be cached.
+        """
         if not isinstance(op_class, type):
             raise TypeError(f"register expects an Op class, got {op_class!r}")
 
         def decorator(factory):
-            self._registry[op_class] = (factory, version)
+            self._registry[op_class] = (factory, 0 if version is None else version)
+            if version is None:
+                self._explicit_version.discard(op_class)
+            else:
+                self._explicit_version.add(op_class)
             return factory
 
         return decorator
+
+    def lookup_class(self, op):
+        """The registered class that ``op`` resolves to (first in its MRO), or ``None``."""
+        for klass in type(op).__mro__:
+            if klass in self._registry:
+                return klass
+        return None
+
+    def version_is_explicit(self, op) -> bool:
+        return self.lookup_class(op) in self._explicit_version
 
     def lookup(self, op):
         """``(factory, version)`` for ``op``'s class, or ``None``."""
@@ -129,45 +153,152 @@ def kernel_from_source(source: str, name: str, imports: str = "", cache=None, **
     module = sys.modules.get(module_name)
     if module is None:
         path = os.path.join(_kernel_dir(), module_name + ".py")
-        if not _file_has_text(path, text):
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "w") as f:
-                f.write(text)
-            os.replace(tmp, path)
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules[module_name] = module
+        module = load_module_from_text(module_name, path, text)
     py_fn = getattr(module, name)
     if cache is None:
         cache = config.numba__cache
     options = {"cache": cache, "fastmath": config.numba__fastmath}
     options.update(njit_options)
-    return numba.njit(**options)(py_fn)
+    # One dispatcher per (function, options) and process: a second request
+    # for the same kernel reuses its compiled specialisations.
+    memo = module.__dict__.setdefault("__lucent_dispatchers__", {})
+    memo_key = (name, tuple(sorted(options.items())))
+    dispatcher = memo.get(memo_key)
+    if dispatcher is None:
+        dispatcher = numba.njit(**options)(py_fn)
+        if cache:
+            harden_cache(dispatcher)
+        # What the graph-level cache key records for this kernel: its text
+        # decides what it computes.
+        dispatcher.__lucent_origin__ = (
+            digest,
+            name,
+            tuple((k, _stable_option(v)) for k, v in memo_key[1]),
+        )
+        memo[memo_key] = dispatcher
+    return dispatcher
+
+
+def _stable_option(value):
+    """An option value with a process-independent repr (sets are sorted)."""
+    if isinstance(value, (str, bytes, int, float, bool, type(None), tuple)):
+        return value
+    try:
+        return tuple(sorted(str(v) for v in value))
+    except TypeError:
+        return repr(value)
+
+
+def load_module_from_text(module_name, path, text, namespace=None):
+    """Write ``text`` to ``path`` (atomically, only if it differs) and import it as ``module_name``.
+
+    ``namespace`` entries are set in the module before its code runs; the
+    graph functions use this to receive their kernels and constants as
+    globals. The module is registered in ``sys.modules``.
+    """
+    if not _file_has_text(path, text):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.{id(text)}.tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    if namespace:
+        module.__dict__.update(namespace)
+    spec.loader.exec_module(module)
+    sys.modules[module_name] = module
+    return module
 
 
 def _file_has_text(path, text):
     try:
         with open(path) as f:
             return f.read() == text
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return False
+
+
+def harden_cache(dispatcher):
+    """Make a corrupt or unreadable Numba cache entry a cache miss instead of a crash.
+
+    Numba unpickles its index (``.nbi``) and data (``.nbc``) files without
+    guarding against truncation or garbage. A failed load deletes the
+    entry's files (so the recompiled code can be saved again) and returns
+    ``None``, which Numba treats as "not cached". A failed save only warns:
+    the compiled code is still used in this process.
+    """
+    cache = getattr(dispatcher, "_cache", None)
+    if cache is None or getattr(cache, "_lucent_hardened", False):
+        return dispatcher
+    load, save = cache.load_overload, cache.save_overload
+
+    def _drop_entry():
+        cache_file = getattr(cache, "_cache_file", None)
+        index = getattr(cache_file, "_index_path", None)
+        if not index:
+            return
+        stem = index[: -len(".nbi")]
+        folder = os.path.dirname(index)
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return
+        base = os.path.basename(stem)
+        for fname in names:
+            if fname == base + ".nbi" or (fname.startswith(base + ".") and fname.endswith(".nbc")):
+                try:
+                    os.unlink(os.path.join(folder, fname))
+                except OSError:
+                    pass
+
+    def safe_load(sig, target_context):
+        try:
+            return load(sig, target_context)
+        except Exception:
+            _drop_entry()
+            return None
+
+    def safe_save(sig, data):
+        try:
+            return save(sig, data)
+        except Exception:
+            _drop_entry()
+            try:
+                return save(sig, data)
+            except Exception as e:
+                warnings.warn(f"lucent could not save a compiled kernel in the cache: {e}")
+
+    cache.load_overload = safe_load
+    cache.save_overload = safe_save
+    cache._lucent_hardened = True
+    return dispatcher
 
 
 _warned_fallback: set = set()
 
 
-def warn_fallback(op):
-    """Say once per op class that ``op`` runs its Python ``perform`` on the Numba path."""
-    name = type(op).__name__
-    if name in _warned_fallback:
+class NumbaFallbackWarning(UserWarning):
+    """An op runs its Python ``perform`` inside a Numba-compiled function."""
+
+
+def warn_fallback(op, reason=None):
+    """Say once per op class that ``op`` runs its Python ``perform`` on the Numba path.
+
+    ``reason`` replaces the default explanation ("no Numba implementation")
+    when the implementation exists but could not be used.
+    """
+    klass = type(op)
+    if klass in _warned_fallback:
         return
-    _warned_fallback.add(name)
+    _warned_fallback.add(klass)
+    name = klass.__name__
+    why = reason or f"lucent has no Numba implementation for {name}"
     warnings.warn(
-        f"lucent has no Numba implementation for {name}; on the Numba path it runs "
-        f"{name}.perform in object mode (slower). Register one with "
+        f"{why}; on the Numba path it runs {name}.perform in object mode (slower, and the "
+        f"function cannot be cached on disk). Register an implementation with "
         f"@lucent.link.numba.dispatch.numba_funcify.register({name}).",
-        UserWarning,
+        NumbaFallbackWarning,
         stacklevel=3,
     )
 
@@ -179,5 +310,8 @@ __all__ = [
     "NumbaDispatcher",
     "NoNumbaImplementation",
     "warn_fallback",
+    "NumbaFallbackWarning",
+    "harden_cache",
+    "load_module_from_text",
     "CODEGEN_VERSION",
 ]

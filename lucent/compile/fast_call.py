@@ -1,0 +1,204 @@
+"""A low-overhead ``Function.__call__`` for graphs compiled into one function.
+
+``Function.__call__`` is general: it binds keyword arguments, stores each
+value in its container, runs a thunk that reads the containers, and checks
+every output for aliasing at run time. When the linker produced a single
+compiled callable (the Numba linker's ``GraphProgram``), almost all of
+that can be decided once, when the function is made:
+
+* which arguments go to the compiled function, in which order, and which
+  values come from shared variables' cells;
+* which outputs must be copied (an output that is an input or a constant,
+  a view of one, or the same buffer as an earlier output), and which
+  update values must be copied (they would alias another input or a
+  returned output) - from the graph's ``view_map``/``destroy_map``;
+* how to check an argument: a value that is already an ndarray of the
+  exact dtype and rank (and matching static shape) is used as is, anything
+  else goes through ``Type.filter`` (with the usual error messages).
+
+``make_fast_function_class`` generates the source of a ``__call__``
+specialised to one Function and returns a ``Function`` subclass using it.
+Calls it does not cover (keyword arguments, omitted arguments with
+defaults, ``output_subset``) go through the general ``Function.__call__``,
+which uses the linker's thunk and keeps every semantic. The generated call
+keeps the same promises: updates are written only after every output and
+update value was computed, so a call that raises changes nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lucent.graph.basic import Constant
+
+
+def _alias_root(var):
+    """The variable whose memory ``var`` may share, following ``view_map``/``destroy_map``."""
+    seen = 0
+    while var.owner is not None and seen < 10000:
+        op = var.owner.op
+        idx = var.owner.outputs.index(var)
+        mapped = (op.view_map or {}).get(idx) or (op.destroy_map or {}).get(idx)
+        if not mapped:
+            return var
+        var = var.owner.inputs[mapped[0]]
+        seen += 1
+    return var
+
+
+def _filter_condition(name, type_):
+    """A Python expression true when ``name`` can skip ``Type.filter``, or ``None``."""
+    from lucent.tensor.type import TensorType
+
+    if type(type_) is not TensorType or getattr(type_, "filter_checks_isfinite", False):
+        return None
+    parts = [f"{name}.__class__ is _nd", f"{name}.dtype is _dt_{type_.dtype}", f"{name}.ndim == {type_.ndim}"]
+    for d, s in enumerate(type_.shape):
+        if s is not None:
+            parts.append(f"{name}.shape[{d}] == {s}")
+    return " and ".join(parts)
+
+
+def make_fast_function_class(base, maker, program, input_storage):
+    """A subclass of ``base`` whose ``__call__`` runs ``program`` directly, or ``None``.
+
+    ``None`` when the function's inputs need the general call on every call
+    (a positional input with an update or a user-shared container: its
+    value must persist in the container) or when profiling.
+    """
+    inputs = maker.inputs
+    fgraph = maker.fgraph
+    if maker.profile or program is None:
+        return None
+    positional = [k for k, i in enumerate(inputs) if not i.implicit]
+    for k in positional:
+        inp = inputs[k]
+        if inp.update is not None or inp.shared or inp.variable.owner is not None:
+            return None
+        from lucent.link.basic import Container
+
+        if isinstance(inp.value, Container) or hasattr(inp.value, "container"):
+            return None
+
+    n_out = len(maker.outputs)
+    from lucent.link.numba.linker import annotate_graph_error
+
+    ns = {
+        "_nd": np.ndarray,
+        "_graph": program.fn,
+        "_general": base.__call__,
+        "_copy": _copy,
+        "_annotate": annotate_graph_error,
+    }
+    lines = ["def __call__(self, *args, output_subset=None, **kwargs):"]
+    lines.append(f"    if kwargs or output_subset is not None or len(args) != {len(positional)}:")
+    lines.append("        return _general(self, *args, output_subset=output_subset, **kwargs)")
+    value_of = {}
+    if positional:
+        names = [f"v{k}" for k in positional]
+        lines.append(f"    {', '.join(names)}, = args")
+        lines.append("    if not self.trust_input:")
+        for k, name in zip(positional, names):
+            type_ = inputs[k].variable.type
+            cond = _filter_condition(name, type_)
+            if cond is not None:
+                ns[f"_dt_{type_.dtype}"] = np.dtype(type_.dtype)
+                lines.append(f"        if not ({cond}):")
+                lines.append(f"            {name} = self._filter({k}, {name})")
+            else:
+                lines.append(f"        {name} = self._filter({k}, {name})")
+        lines.append("        pass")
+        value_of.update(zip(positional, names))
+    for k, inp in enumerate(inputs):
+        if k not in value_of:
+            ns[f"_cell{k}"] = input_storage[k].storage
+            value_of[k] = f"_cell{k}[0]"
+
+    call_args = [value_of[k] for k in program.arg_inputs]
+    for j, value in enumerate(program.extra_args):
+        ns[f"_x{j}"] = value
+        call_args.append(f"_x{j}")
+    if program.fn is not None:
+        lines.append("    try:")
+        lines.append(f"        r = _graph({', '.join(call_args)})")
+        lines.append("    except Exception as e:")
+        lines.append("        _annotate(e)")
+        lines.append("        raise")
+        for j, conv in enumerate(program.result_converters):
+            if conv is not None:
+                ns[f"_conv{j}"] = conv
+        for j, conv in enumerate(program.result_converters):
+            value = "r" if program.n_results == 1 else f"r[{j}]"
+            if conv is None:
+                lines.append(f"    r{j} = {value}")
+            elif getattr(conv, "zero_d", False):
+                # usually already an ndarray: skip the call
+                lines.append(f"    r{j} = {value}")
+                lines.append(f"    if r{j}.__class__ is not _nd:")
+                lines.append(f"        r{j} = _conv{j}(r{j})")
+            else:
+                lines.append(f"    r{j} = _conv{j}({value})")
+
+    def source_of(p):
+        kind, what = program.output_plan[p]
+        if kind == "r":
+            return f"r{what}"
+        if kind == "i":
+            return value_of[what]
+        ns[f"_const{p}"] = what
+        return f"_const{p}"
+
+    roots = [_alias_root(v) for v in fgraph.outputs]
+    graph_inputs = set(fgraph.inputs)
+    returned_roots = set()  # roots of outputs returned without a copy
+    out_names = []
+    for j in range(n_out):
+        expr = source_of(j)
+        root = roots[j]
+        borrowed = maker.outputs[j].borrow
+        external = root in graph_inputs or isinstance(root, Constant)
+        if not borrowed and (external or root in returned_roots):
+            expr = f"_copy({expr})"
+        else:
+            returned_roots.add(root)
+        lines.append(f"    o{j} = {expr}")
+        out_names.append(f"o{j}")
+
+    update_lines = []
+    written_roots = set()
+    for u, k in enumerate(maker.update_inputs):
+        p = n_out + u
+        expr = source_of(p)
+        root = roots[p]
+        own = root is fgraph.inputs[k]
+        if own:
+            pass  # the input itself, or computed in its own buffer
+        elif root in graph_inputs or isinstance(root, Constant) or root in returned_roots or root in written_roots:
+            expr = f"_copy({expr})"
+        written_roots.add(root)
+        ns[f"_cell{k}"] = input_storage[k].storage
+        lines.append(f"    u{u} = {expr}")
+        update_lines.append(f"    _cell{k}[0] = u{u}")
+    lines.extend(update_lines)
+    if maker.return_none:
+        lines.append("    return None")
+    elif maker.unpack_single:
+        lines.append("    return o0")
+    else:
+        lines.append(f"    return [{', '.join(out_names)}]")
+    source = "\n".join(lines) + "\n"
+    exec(compile(source, "<lucent fast call>", "exec"), ns)
+    call = ns["__call__"]
+    call.source = source
+    return type(base.__name__, (base,), {"__call__": call, "_fast_call_source": source, "__module__": base.__module__})
+
+
+def _copy(value):
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    import copy
+
+    return copy.deepcopy(value)
+
+
+__all__ = ["make_fast_function_class"]

@@ -1,0 +1,394 @@
+"""Generating and compiling the graph function of the Numba linker.
+
+``build_program`` walks the graph in execution order and writes one line of
+Python per node, ``t5, t6 = k2(t1, c0)``; the names it uses are globals of
+the generated module (kernels ``k*``, small constants ``c*``) or arguments
+(graph inputs ``i*``, large constants ``a*``). The text is a pure function
+of the graph's structure, which is what makes the disk cache sound: the
+cache key (``lucent.link.numba.cache``) describes the same structure.
+
+Compilation is eager, for the graph's static input types (C-contiguous
+arrays), so compile errors surface when the function is made, and a
+second process finds the machine code in Numba's cache. If compiling
+fails, each kernel is compiled alone for its node's types; the ones that
+fail are replaced by object-mode fallbacks (with a warning) and the graph
+is compiled again. A graph that still fails runs on the Python linker.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from lucent.graph.basic import Constant
+
+
+def _kernels_for(fgraph, order, forced_fallback):
+    """``{node: (kernel, passed input positions, is_fallback)}`` and the fallback reasons."""
+    import numba
+    from numba.core.dispatcher import Dispatcher
+
+    from lucent.link.numba.dispatch import NoNumbaImplementation, numba_funcify, numba_njit
+    from lucent.link.numba.dispatch.basic import warn_fallback
+    from lucent.link.numba.dispatch.fallback import make_fallback_kernel
+
+    kernels = {}
+    fallbacks = []
+    for node in order:
+        # Constants Numba cannot type (slices, ...) are bound into a fallback.
+        untypable = {}
+        for k, var in enumerate(node.inputs):
+            if isinstance(var, Constant):
+                try:
+                    numba.typeof(var.data)
+                except Exception:
+                    untypable[k] = var.data
+        reason = forced_fallback.get(node)
+        kernel = None
+        if reason is None and untypable:
+            reason = (
+                f"the node {node} has constant inputs Numba cannot represent "
+                f"({', '.join(type(v).__name__ for v in untypable.values())})"
+            )
+        if reason is None:
+            try:
+                kernel = numba_funcify(node.op, node=node)
+            except NoNumbaImplementation:
+                reason = f"lucent has no Numba implementation for {type(node.op).__name__}"
+            except Exception as e:
+                reason = (
+                    f"the Numba implementation of {type(node.op).__name__} failed for the node "
+                    f"{node} ({type(e).__name__}: {e})"
+                )
+        if kernel is not None:
+            if not isinstance(kernel, Dispatcher) and not hasattr(kernel, "_dispatcher"):
+                if not callable(kernel):
+                    reason = (
+                        f"the Numba implementation of {type(node.op).__name__} returned "
+                        f"{kernel!r}, not a function"
+                    )
+                    kernel = None
+                else:
+                    kernel = numba_njit(kernel)
+        if kernel is not None:
+            kernels[node] = (kernel, list(range(len(node.inputs))), False)
+            continue
+        warn_fallback(node.op, reason)
+        fallbacks.append((node, reason))
+        try:
+            kernel, passed = make_fallback_kernel(node, bound=untypable)
+        except TypeError as e:
+            from lucent.link.numba.linker import _PythonFallback
+
+            raise _PythonFallback(str(e)) from e
+        kernels[node] = (kernel, passed, True)
+    return kernels, fallbacks
+
+
+def _check_types(fgraph, order):
+    from lucent.link.numba.dispatch.fallback import numba_type_of
+    from lucent.link.numba.linker import _PythonFallback
+
+    variables = list(fgraph.inputs) + [o for node in order for o in node.outputs]
+    for var in variables:
+        if numba_type_of(var.type) is None:
+            raise _PythonFallback(
+                f"the variable {var} has type {var.type}, which has no Numba equivalent"
+            )
+
+
+def _writer_checks(writers, names):
+    """Source lines checking every shared-buffer writer's shapes (run before the first writes).
+
+    See ``SharedUpdateGuard``: with two or more writers, the later ones
+    must not fail after the first one wrote, so all element-wise writers'
+    input shapes are checked before the first writes. Writers read only
+    values computed by non-writers, which all run before the first writer,
+    so every name is bound at that point.
+    """
+    from lucent.tensor.elemwise import Elemwise
+
+    lines = []
+    for node in writers:
+        if not isinstance(node.op, Elemwise):
+            continue
+        destroyed = [ins[0] for ins in (node.op.destroy_map or {}).values()]
+        if not destroyed:
+            continue
+        dest = node.inputs[destroyed[0]]
+        if dest not in names:
+            continue
+        ndim = dest.type.ndim
+        msg = (
+            f"{node.op}: the input shapes of an in-place update do not match; "
+            "no shared variable was changed"
+        )
+        for k, var in enumerate(node.inputs):
+            if k == destroyed[0] or getattr(var.type, "ndim", 0) != ndim or var not in names:
+                continue
+            for d in range(ndim):
+                if var.type.shape[d] == 1:
+                    continue
+                lines.append(
+                    f"    if {names[var]}.shape[{d}] != {names[dest]}.shape[{d}]: "
+                    f"raise ValueError({msg!r})"
+                )
+    return lines
+
+
+def _generate(fgraph, order, kernels):
+    """The source of ``graph_fn``, its namespace and the program's reading plan."""
+    from lucent.link.numba.linker import INLINE_CONSTANT_SIZE
+
+    names = {}
+    namespace = {}
+    used_inputs = set()
+    for node in order:
+        for var in node.inputs:
+            if var.owner is None and not isinstance(var, Constant):
+                used_inputs.add(var)
+    arg_inputs = [k for k, var in enumerate(fgraph.inputs) if var in used_inputs]
+    params = []
+    for k in arg_inputs:
+        names[fgraph.inputs[k]] = f"i{k}"
+        params.append(f"i{k}")
+    extra_args, extra_params = [], []
+    kernel_names = {}
+    body = []
+    writers = getattr(fgraph, "shared_buffer_writers", lambda: {})()
+    first_writer = next((n for n in order if n in writers), None) if len(writers) >= 2 else None
+    counter = 0
+    for n, node in enumerate(order):
+        kernel, passed, _ = kernels[node]
+        kname = kernel_names.get(id(kernel))
+        if kname is None:
+            kname = f"k{len(kernel_names)}"
+            kernel_names[id(kernel)] = kname
+            namespace[kname] = kernel
+        for k in passed:
+            var = node.inputs[k]
+            if var in names:
+                continue
+            if not isinstance(var, Constant):  # pragma: no cover - FunctionGraph refuses it
+                raise ValueError(f"{var} is neither an input nor computed by the graph")
+            data = var.data
+            if isinstance(data, np.ndarray) and data.size > INLINE_CONSTANT_SIZE:
+                name = f"a{len(extra_args)}"
+                extra_args.append(data)
+                extra_params.append(name)
+            else:
+                name = f"c{sum(1 for x in namespace if x.startswith('c'))}"
+                namespace[name] = data
+            names[var] = name
+        if node is first_writer:
+            checks = _writer_checks(writers, names)
+            if checks:
+                body.append("    # shapes of every in-place update, checked before the first one writes")
+                body.extend(checks)
+        outs = []
+        for var in node.outputs:
+            names[var] = f"t{counter}"
+            outs.append(f"t{counter}")
+            counter += 1
+        args = ", ".join(names[node.inputs[k]] for k in passed)
+        target = outs[0] if len(outs) == 1 else ", ".join(outs)
+        body.append(f"    {target} = {kname}({args})  # {n}: {type(node.op).__name__}")
+
+    results, output_plan, converters = [], [], []
+    from lucent.scalar.basic import ScalarType
+    from lucent.tensor.type import TensorType
+
+    for var in fgraph.outputs:
+        if var.owner is not None:
+            if var not in results:
+                results.append(var)
+                if isinstance(var.type, ScalarType):
+                    from lucent.link.numba.linker import _scalar_converter
+
+                    converters.append(_scalar_converter(var.type.dtype))
+                elif isinstance(var.type, TensorType) and var.type.ndim == 0:
+                    from lucent.link.numba.linker import _zero_d_converter
+
+                    converters.append(_zero_d_converter(var.type.dtype))
+                else:
+                    converters.append(None)
+            output_plan.append(("r", results.index(var)))
+        elif isinstance(var, Constant):
+            output_plan.append(("c", var.data))
+        else:
+            output_plan.append(("i", fgraph.inputs.index(var)))
+    if len(results) == 1:
+        body.append(f"    return {names[results[0]]}")
+    elif results:
+        body.append("    return (" + ", ".join(names[v] for v in results) + ",)")
+    signature = ", ".join(params + extra_params)
+    source = (
+        "# lucent graph function: kernels (k*) and small constants (c*) are module globals\n"
+        "# set before this module runs.\n\n"
+        f"def graph_fn({signature}):\n" + "\n".join(body or ["    return None"]) + "\n"
+    )
+    return source, namespace, arg_inputs, extra_args, results, output_plan, converters
+
+
+def _cache_key(fgraph, order, kernels, extra_args):
+    """The structural key of the graph (raises ``Uncacheable``)."""
+    from lucent.link.numba.cache import (
+        Uncacheable,
+        describe,
+        describe_op,
+        kernel_fingerprint,
+        make_key,
+        versions,
+    )
+    from lucent.link.numba.dispatch import numba_funcify
+
+    position = {var: ("in", k) for k, var in enumerate(fgraph.inputs)}
+    parts = [versions(), tuple(describe(v.type) for v in fgraph.inputs)]
+    for n, node in enumerate(order):
+        kernel, passed, is_fallback = kernels[node]
+        if is_fallback:
+            raise Uncacheable(
+                f"{type(node.op).__name__} runs its perform in object mode (no usable Numba "
+                "implementation), which cannot be cached"
+            )
+        ins = []
+        for var in node.inputs:
+            if var in position:
+                ins.append(position[var])
+            elif isinstance(var, Constant):
+                data = var.data
+                if isinstance(data, np.ndarray) and any(data is e for e in extra_args):
+                    ins.append(("arg", describe(var.type), data.dtype.str, data.shape))
+                else:
+                    ins.append(("const", describe(var.type), describe(data)))
+            else:  # pragma: no cover
+                raise Uncacheable(f"{var} has no source")
+        for j, out in enumerate(node.outputs):
+            position[out] = ("node", n, j)
+        parts.append(
+            (
+                describe_op(node.op),
+                numba_funcify.version(node.op),
+                tuple(ins),
+                tuple(describe(o.type) for o in node.outputs),
+                kernel_fingerprint(node.op, kernel, numba_funcify),
+            )
+        )
+    parts.append(tuple(position.get(v, ("other",)) for v in fgraph.outputs))
+    return make_key(parts)
+
+
+def _signature(fgraph, arg_inputs, extra_args):
+    import numba
+
+    from lucent.link.numba.dispatch.fallback import numba_type_of
+
+    types = [numba_type_of(fgraph.inputs[k].type) for k in arg_inputs]
+    types += [numba.typeof(a) for a in extra_args]
+    return tuple(types)
+
+
+def _failing_kernels(order, kernels):
+    """``{node: reason}`` for the kernels that do not compile alone for their node's types."""
+    import numba
+
+    from lucent.link.numba.dispatch.fallback import numba_type_of
+
+    failing = {}
+    for node in order:
+        kernel, passed, is_fallback = kernels[node]
+        if is_fallback:
+            continue
+        types = []
+        for k in passed:
+            var = node.inputs[k]
+            types.append(numba.typeof(var.data) if isinstance(var, Constant) else numba_type_of(var.type))
+        try:
+            kernel.compile(tuple(types))
+        except Exception as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            failing[node] = (
+                f"the Numba implementation of {type(node.op).__name__} does not compile for "
+                f"{node} ({type(e).__name__}: {first})"
+            )
+    return failing
+
+
+def build_program(linker, fgraph):
+    """Generate, key, load and compile the graph function of ``fgraph`` (see module docstring)."""
+    from lucent.configdefaults import config
+    from lucent.link.numba.cache import Uncacheable, load_graph_function
+    from lucent.link.numba.linker import GraphProgram, _PythonFallback
+
+    import lucent.link.numba.dispatch  # noqa: F401  (registers the kernels)
+
+    order = fgraph.toposort()
+    _check_types(fgraph, order)
+    forced = {}
+    for attempt in range(2):
+        kernels, fallbacks = _kernels_for(fgraph, order, forced)
+        linker.fallback_ops = [node.op for node, _ in fallbacks]
+        source, namespace, arg_inputs, extra_args, results, plan, converters = _generate(
+            fgraph, order, kernels
+        )
+        program = GraphProgram()
+        program.source = source
+        program.arg_inputs = arg_inputs
+        program.extra_args = extra_args
+        program.n_results = len(results)
+        program.result_converters = converters
+        program.output_plan = plan
+        if not results:
+            linker.uncacheable_reason = None
+            return program
+        reason = None
+        key = None
+        try:
+            key = _cache_key(fgraph, order, kernels, extra_args)
+        except Uncacheable as e:
+            reason = str(e)
+        if reason is None and not config.numba__cache:
+            reason = "config.numba__cache is False"
+        if key is None:
+            import hashlib
+
+            key = hashlib.sha256(source.encode()).hexdigest()
+        linker.cache_key = key if reason is None else None
+        linker.uncacheable_reason = reason
+        dispatcher, in_memory = load_graph_function(key, source, namespace, cacheable=reason is None)
+        hits_before = sum(dispatcher.stats.cache_hits.values()) if reason is None else 0
+        try:
+            dispatcher.compile(_signature(fgraph, arg_inputs, extra_args))
+        except Exception as e:
+            if attempt == 0:
+                forced = _failing_kernels(order, kernels)
+                if forced:
+                    continue
+            raise _PythonFallback(
+                f"the graph function does not compile ({type(e).__name__}: "
+                f"{str(e).strip().splitlines()[0] if str(e).strip() else ''})"
+            ) from e
+        linker.cache_hit = in_memory or (
+            reason is None and sum(dispatcher.stats.cache_hits.values()) > hits_before
+        )
+        program.fn = dispatcher
+        if reason is not None and reason != "config.numba__cache is False":
+            _report_uncacheable(reason, config.cache_uncacheable)
+        return program
+    raise _PythonFallback("the graph function does not compile")  # pragma: no cover
+
+
+class UncacheableGraphError(RuntimeError):
+    """``config.cache_uncacheable == 'raise'`` and a graph cannot be cached on disk."""
+
+
+def _report_uncacheable(reason, policy):
+    message = f"lucent cannot cache this compiled function on disk: {reason}"
+    if policy == "warn":
+        warnings.warn(message, stacklevel=6)
+    elif policy == "raise":
+        raise UncacheableGraphError(message)
+
+
+__all__ = ["build_program", "UncacheableGraphError"]

@@ -1,0 +1,272 @@
+"""The Numba linker: a whole FunctionGraph becomes one jitted function.
+
+``NumbaLinker`` generates the Python source of ``graph_fn(i0, i1, ..., a0)``
+that calls each node's kernel in execution order and returns the graph's
+computed outputs (the user's outputs and the update values), and compiles
+it with Numba. Calling one compiled function instead of one Python thunk
+per node is what removes the interpreter from the hot path: the kernels are
+inlined into one piece of machine code and values flow between them as
+native arrays.
+
+What goes into the generated function:
+
+* **kernels** come from ``numba_funcify(op, node)`` and become globals of
+  the generated module (``k0``, ``k1``, ...). An op without a kernel (or
+  whose kernel fails for this node) gets a fallback kernel calling its
+  ``perform`` in object mode, with a warning naming the op;
+* **constants** with at most ``INLINE_CONSTANT_SIZE`` elements become
+  globals (``c0``, ...), which Numba freezes into the code; larger ones are
+  passed as extra arguments (``a0``, ...) so the machine code stays small and
+  cacheable;
+* graph inputs that are never read are not passed, and outputs that are
+  inputs or constants are not returned by ``graph_fn``: they are read
+  directly from the input cells / constants (the Function copies them);
+* with two or more nodes overwriting shared buffers, their element-wise
+  shapes are checked *before the first one writes*, so a call that raises
+  leaves every shared variable unchanged (``SharedUpdateGuard``).
+
+The graph function is compiled eagerly for the graph's static input types,
+through the disk cache of ``lucent.link.numba.cache``. If a graph has values
+Numba cannot represent (a type with no Numba equivalent), or it fails to
+compile even after the offending kernels were replaced by fallbacks, the
+linker says so with a warning and runs the graph on the Python linker.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+from lucent.graph.basic import Constant
+from lucent.link.basic import Container, Linker
+
+#: Constants with more elements than this are passed as arguments.
+INLINE_CONSTANT_SIZE = 1000
+
+
+class NumbaLinkerWarning(UserWarning):
+    """The Numba linker could not compile a graph as asked and did something slower."""
+
+
+class GraphProgram:
+    """The compiled form of one graph, and how to read its results.
+
+    Attributes
+    ----------
+    fn
+        The Numba dispatcher of ``graph_fn``; ``None`` when nothing is computed.
+    arg_inputs
+        Positions (in ``fgraph.inputs``) of the inputs passed to ``fn``.
+    extra_args
+        Large constants' values, passed after the inputs.
+    n_results
+        How many values ``fn`` returns (a bare value when 1).
+    result_converters
+        Per result, ``None`` or a callable turning Numba's value into the
+        Python-path form (0-d ndarray for a 0-d tensor, NumPy scalar for a
+        scalar type).
+    output_plan
+        Per graph output: ``("r", j)`` result j, ``("i", k)`` input k, or
+        ``("c", data)`` a constant.
+    source
+        The generated source text.
+    """
+
+    def __init__(self):
+        self.fn = None
+        self.arg_inputs = []
+        self.extra_args = []
+        self.n_results = 0
+        self.result_converters = []
+        self.output_plan = []
+        self.source = ""
+
+
+def _scalar_converter(dtype):
+    scalar = np.dtype(dtype).type
+    return scalar
+
+
+def _zero_d_converter(dtype):
+    nd = np.ndarray
+
+    def to_0d(value):
+        if value.__class__ is nd:
+            return value
+        return np.asarray(value, dtype=dtype)
+
+    to_0d.zero_d = True
+    return to_0d
+
+
+class NumbaLinker(Linker):
+    """Links a FunctionGraph into a single Numba-compiled function (see module docstring).
+
+    After ``make_thunk``: ``cache_hit`` (the graph function was loaded from
+    the disk cache), ``uncacheable_reason`` (why it could not be cached, or
+    ``None``), ``fallback_ops`` (ops running ``perform`` in object mode),
+    ``python_fallback_reason`` (why the whole graph runs on the Python
+    linker, or ``None``), ``compile_time`` (seconds) and ``program``.
+    """
+
+    def __init__(self, allow_gc=None):
+        self.fgraph = None
+        self.allow_gc = allow_gc
+        self.no_recycling = []
+        self._reset()
+
+    def _reset(self):
+        self.program = None
+        self.cache_hit = False
+        self.cache_key = None
+        self.uncacheable_reason = None
+        self.fallback_ops = []
+        self.python_fallback_reason = None
+        self.compile_time = None
+        self._python_linker = None
+
+    def __repr__(self):
+        return "NumbaLinker()"
+
+    def accept(self, fgraph, no_recycling=None, profile=None):
+        if self.fgraph is not None and self.fgraph is not fgraph:
+            return type(self)(allow_gc=self.allow_gc).accept(fgraph, no_recycling, profile)
+        self.fgraph = fgraph
+        self.no_recycling = list(no_recycling or [])
+        self.profile = profile
+        self._reset()
+        return self
+
+    def clone(self, allow_gc=None):
+        new = super().clone(allow_gc=allow_gc)
+        new._reset()
+        return new
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["fgraph"] = None
+        state["program"] = None
+        state["_python_linker"] = None
+        return state
+
+    # ------------------------------------------------------------------
+    def compile(self):
+        """Build (once) and return the ``GraphProgram``, or ``None`` on the Python fallback."""
+        if self.program is not None or self._python_linker is not None:
+            return self.program
+        if self.fgraph is None:
+            raise RuntimeError("NumbaLinker.make_thunk called before accept(fgraph)")
+        from lucent.link.numba.codegen import build_program
+
+        start = time.perf_counter()
+        try:
+            self.program = build_program(self, self.fgraph)
+        except _PythonFallback as e:
+            self._use_python(str(e))
+        self.compile_time = time.perf_counter() - start
+        return self.program
+
+    def _use_python(self, reason):
+        from lucent.link.python import PythonLinker
+
+        self.python_fallback_reason = reason
+        self.uncacheable_reason = self.uncacheable_reason or reason
+        warnings.warn(
+            f"lucent runs this function on the Python linker instead of Numba: {reason}",
+            NumbaLinkerWarning,
+            stacklevel=5,
+        )
+        self._python_linker = PythonLinker(allow_gc=self.allow_gc).accept(
+            self.fgraph, self.no_recycling, self.profile
+        )
+
+    def make_thunk(self, input_storage=None, output_storage=None, storage_map=None):
+        program = self.compile()
+        if program is None:
+            return self._python_linker.make_thunk(input_storage, output_storage, storage_map)
+        fgraph = self.fgraph
+        storage_map = {} if storage_map is None else storage_map
+        if input_storage is None:
+            input_storage = [[None] for _ in fgraph.inputs]
+        if len(input_storage) != len(fgraph.inputs):
+            raise ValueError(
+                f"input_storage has {len(input_storage)} cells for {len(fgraph.inputs)} graph inputs"
+            )
+        for var, cell in zip(fgraph.inputs, input_storage):
+            storage_map[var] = cell
+        if output_storage is not None:
+            if len(output_storage) != len(fgraph.outputs):
+                raise ValueError("output_storage must have one cell per graph output")
+            for var, cell in zip(fgraph.outputs, output_storage):
+                if var.owner is not None:
+                    storage_map[var] = cell
+        for var in fgraph.outputs:
+            if var not in storage_map:
+                storage_map[var] = [var.data] if isinstance(var, Constant) else [None]
+        input_cells = [storage_map[v] for v in fgraph.inputs]
+        output_cells = [storage_map[v] for v in fgraph.outputs]
+        thunk = _make_thunk(program, input_cells, output_cells)
+        thunk.storage_map = storage_map
+        thunk.program = program
+        inputs = [Container(v, cell) for v, cell in zip(fgraph.inputs, input_cells)]
+        outputs = [Container(v, cell, readonly=True) for v, cell in zip(fgraph.outputs, output_cells)]
+        return thunk, inputs, outputs
+
+
+class _PythonFallback(Exception):
+    """The graph cannot run on Numba at all; the message says why."""
+
+
+def _make_thunk(program, input_cells, output_cells):
+    fn = program.fn
+    arg_cells = [input_cells[k] for k in program.arg_inputs]
+    extra = list(program.extra_args)
+    single = program.n_results == 1
+    converters = program.result_converters
+    plan = []
+    for cell, (kind, what) in zip(output_cells, program.output_plan):
+        if kind == "i":
+            plan.append((cell, kind, input_cells[what]))
+        else:
+            plan.append((cell, kind, what))
+
+    def run():
+        if fn is not None:
+            args = [c[0] for c in arg_cells]
+            args.extend(extra)
+            try:
+                results = fn(*args)
+            except Exception as exc:
+                annotate_graph_error(exc)
+                raise
+            if single:
+                results = (results,)
+            results = [r if conv is None else conv(r) for r, conv in zip(results, converters)]
+        for cell, kind, what in plan:
+            if kind == "r":
+                cell[0] = results[what]
+            elif kind == "i":
+                cell[0] = what[0]
+            else:
+                cell[0] = what
+
+    return run
+
+
+def annotate_graph_error(exc):
+    """Say where an error raised inside a compiled graph came from (once)."""
+    if getattr(exc, "_lucent_annotated", False):
+        return
+    try:
+        exc.add_note(
+            "Raised inside a Numba-compiled graph (FAST_RUN). Compile the function with "
+            "mode='FAST_COMPILE' to see which node fails."
+        )
+        exc._lucent_annotated = True
+    except Exception:  # pragma: no cover - annotation must never hide the error
+        pass
+
+
+__all__ = ["NumbaLinker", "GraphProgram", "NumbaLinkerWarning", "INLINE_CONSTANT_SIZE"]
