@@ -2,12 +2,13 @@
 
 Stages (see ``registry``): canonicalize (``basic``, ``math``, ``shape``),
 stabilize (``stabilize``, ``special``), specialize (``specialize``),
-fusion and in-place (``elemwise``, ``inplace``).
+fusion and in-place (``elemwise``, ``fused_reduction``, ``inplace``).
 """
 
 from lucent.tensor.rewriting import (  # noqa: F401
     basic,
     elemwise,
+    fused_reduction,
     inplace,
     math,
     shape,

@@ -1,0 +1,347 @@
+"""Numba kernels for ``Elemwise`` (one fused loop) and ``DimShuffle`` (a view).
+
+The kernel of an Elemwise node is generated as source text specialised to
+the node: number of dimensions, which dimensions of which input broadcast
+(static length 1), the dtypes, and the scalar body from
+:mod:`~lucent.link.numba.dispatch.scalar`. So the loop has no run-time
+dispatch on any of these and the file is cached by the hash of its text.
+
+Loop shapes, chosen at run time:
+
+* **flat**: every input that has the output's shape is typed C-contiguous
+  and every other input has a single element: one loop over ``size``
+  elements, which LLVM vectorises (AVX2 with the vecmath functions);
+* **nested**: anything else (strided views, broadcasting of some
+  dimensions): one loop per dimension, broadcast dimensions indexed at 0.
+
+A body using a vecmath function with a limited range (sin, cos) runs in
+blocks: the fast body computes a block and the range predicates; a block
+where one fails is recomputed with libm. In-place kernels write such a
+block into a small buffer first, because the recomputation must still
+read the inputs that the output overwrites.
+
+In place (``inplace_pattern``): the output is the destroyed input, as in
+``perform``, unless that input is read-only or overlaps another input in
+a different layout; then a new array is returned, which is always correct.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba.core import types
+from numba.extending import overload, register_jitable
+
+from lucent.link.numba.dispatch.basic import kernel_from_source, numba_funcify
+from lucent.link.numba.dispatch.scalar import VECMATH_IMPORT, scalar_program
+from lucent.tensor.elemwise import DimShuffle, Elemwise
+
+ELEMWISE_VERSION = 1
+BLOCK = 512
+
+HELPER_IMPORT = (
+    VECMATH_IMPORT
+    + f"\n# elemwise helpers v{ELEMWISE_VERSION}\n"
+    + "from lucent.link.numba.dispatch.elemwise import is_c_layout, flat_view, inplace_target\n"
+)
+
+#: Kernel options: NumPy's error model (float division by zero gives inf,
+#: integer division by zero 0, and no checks in the loop); ``contract``
+#: lets LLVM fuse multiply-adds (one rounding instead of two: results move
+#: by at most an ulp, within ``values_eq_approx``; the vecmath functions are
+#: written to stay exact under it). No reassociation: it would break the
+#: vecmath tricks and change summation order.
+class FlagSet(set):
+    """A set of fastmath flags that can be part of a dictionary key."""
+
+    def __hash__(self):
+        return hash(frozenset(self))
+
+
+KERNEL_OPTIONS = {"error_model": "numpy", "fastmath": FlagSet({"contract"})}
+
+
+# ---------------------------------------------------------------------------
+# Helpers used by generated kernels (resolved at compile time on the types).
+# ---------------------------------------------------------------------------
+def is_c_layout(x):  # pragma: no cover - replaced by the overload
+    raise NotImplementedError
+
+
+@overload(is_c_layout, inline="always")
+def _ol_is_c_layout(x):
+    result = isinstance(x, types.Array) and x.layout == "C"
+    return lambda x: result
+
+
+def flat_view(x):  # pragma: no cover - replaced by the overload
+    raise NotImplementedError
+
+
+@overload(flat_view, inline="always")
+def _ol_flat_view(x):
+    if x.layout == "C":
+        return lambda x: x.reshape(x.size)
+    return lambda x: np.ravel(x)  # never reached: guarded by is_c_layout
+
+
+@register_jitable
+def _extent(a):
+    lo = a.ctypes.data
+    hi = lo
+    for d in range(a.ndim):
+        span = (a.shape[d] - 1) * a.strides[d]
+        if a.shape[d] == 0:
+            return lo, lo
+        if span < 0:
+            lo += span
+        else:
+            hi += span
+    return lo, hi + a.itemsize
+
+
+@register_jitable
+def _conflicts(target, other):
+    """True when ``other`` overlaps ``target`` but is not the same view of it."""
+    if other.ndim == target.ndim and other.ctypes.data == target.ctypes.data:
+        same = True
+        for d in range(target.ndim):
+            if other.shape[d] != 1 and other.strides[d] != target.strides[d]:
+                same = False
+        if same:
+            return False
+    tlo, thi = _extent(target)
+    olo, ohi = _extent(other)
+    return tlo < ohi and olo < thi and thi > tlo and ohi > olo
+
+
+def inplace_target(target, shape):  # pragma: no cover - replaced by the overload
+    raise NotImplementedError
+
+
+@overload(inplace_target)
+def _ol_inplace_target(target, shape):
+    """``target`` itself, or a new array when its type is read-only."""
+    if not target.mutable:
+        return lambda target, shape: np.empty(shape, target.dtype)
+    return lambda target, shape: target
+
+
+@register_jitable
+def conflicts(target, other):
+    return _conflicts(target, other)
+
+
+# ---------------------------------------------------------------------------
+# Code generation
+# ---------------------------------------------------------------------------
+def _indent(lines, n):
+    return ["    " * n + line for line in lines]
+
+
+def broadcast_shape_lines(in_static, nd, who="Elemwise"):
+    """Statements setting ``n0, n1, ...`` and ``shape`` from inputs ``i0, i1, ...``.
+
+    A dimension's length comes from the inputs that do not have static
+    length 1 there; they must agree, and the static-1 inputs must have
+    length 1 (runtime broadcasting of other lengths is refused, as in
+    ``perform``).
+    """
+    lines = []
+    for d in range(nd):
+        full = [j for j in range(len(in_static)) if in_static[j][d] != 1]
+        ones = [j for j in range(len(in_static)) if in_static[j][d] == 1]
+        if full:
+            lines.append(f"n{d} = i{full[0]}.shape[{d}]")
+            for j in full[1:]:
+                lines.append(f"if i{j}.shape[{d}] != n{d}:")
+                lines.append(
+                    f"    raise ValueError('{who}: input shapes are not compatible in dimension {d} "
+                    f"(runtime broadcasting of a length-1 dimension needs a static shape of 1)')"
+                )
+        else:
+            lines.append(f"n{d} = 1")
+        for j in ones:
+            lines.append(f"if i{j}.shape[{d}] != 1:")
+            lines.append(f"    raise ValueError('{who}: input {j} has a static length 1 in dimension {d}')")
+    lines.append("shape = (" + "".join(f"n{d}, " for d in range(nd)) + ")")
+    return lines
+
+
+class ElemwiseCodegen:
+    """Source of the kernel of one Elemwise node; see the module docstring."""
+
+    def __init__(self, op, node):
+        self.op = op
+        self.node = node
+        self.nin = len(node.inputs)
+        self.nd = node.outputs[0].type.ndim
+        self.out_static = node.outputs[0].type.shape
+        self.in_static = [i.type.shape for i in node.inputs]
+        self.in_dtypes = [i.type.dtype for i in node.inputs]
+        self.out_dtypes = [o.type.dtype for o in node.outputs]
+        self.inplace = dict(op.inplace_pattern)
+        self.prog = scalar_program(op.scalar_op, self.in_dtypes, [f"a{j}" for j in range(self.nin)])
+        self.checks = self.prog.checks()
+
+    # --- classification of inputs ---------------------------------------------
+    def _bcast_dims(self, j):
+        """Dimensions along which input ``j`` is broadcast (static 1)."""
+        return [d for d in range(self.nd) if self.in_static[j][d] == 1]
+
+    def _kind(self, j):
+        b = self._bcast_dims(j)
+        if not b or all(self.out_static[d] == 1 for d in b):
+            return "full"
+        if len(b) == self.nd:
+            return "scalar"
+        return "partial"
+
+    # --- pieces --------------------------------------------------------------
+    def _shape_lines(self):
+        return broadcast_shape_lines(self.in_static, self.nd)
+
+    def _alloc_lines(self):
+        lines = []
+        for o, dtype in enumerate(self.out_dtypes):
+            if o in self.inplace:
+                j = self.inplace[o]
+                others = [k for k in range(self.nin) if k != j]
+                lines.append(f"out{o} = inplace_target(i{j}, shape)")
+                for k in others:
+                    lines.append(f"if conflicts(out{o}, i{k}):")
+                    lines.append(f"    out{o} = np.empty(shape, np.{dtype})")
+            else:
+                lines.append(f"out{o} = np.empty(shape, np.{dtype})")
+        return lines
+
+    def _body(self, reads, stores, fast, flag=None):
+        lines = list(reads)
+        lines += self.prog.lines(fast=fast)
+        if fast and flag:
+            lines.append(f"{flag} |= not ({' and '.join(self.checks)})")
+        for o, (target, value) in enumerate(zip(stores, self.prog.outputs)):
+            lines.append(f"{target} = np.{self.out_dtypes[o]}({value})" if self.out_dtypes[o] != "bool" else f"{target} = {value}")
+        return lines
+
+    def _blocked(self, loop, reads, stores, buffered_stores, copy_back, n, start):
+        """A loop over ``range(start, start + n)`` with the fast/safe block scheme."""
+        if not self.checks:
+            return [f"for {loop} in range({start}, {start} + {n}):"] + _indent(self._body(reads, stores, True), 1)
+        lines = [f"for blk in range(0, {n}, {BLOCK}):", f"    stop = min(blk + {BLOCK}, {n})", "    bad = False"]
+        targets = buffered_stores if buffered_stores else stores
+        lines += [f"    for {loop} in range({start} + blk, {start} + stop):"]
+        lines += _indent(self._body(reads, targets, True, flag="bad"), 2)
+        lines += ["    if bad:", f"        for {loop} in range({start} + blk, {start} + stop):"]
+        lines += _indent(self._body(reads, stores, False), 3)
+        if buffered_stores:
+            lines += ["    else:", f"        for {loop} in range({start} + blk, {start} + stop):"]
+            lines += _indent(copy_back, 3)
+        return lines
+
+    def _bufs(self):
+        """In-place kernels with range checks write blocks into buffers first."""
+        return bool(self.checks) and bool(self.inplace)
+
+    def _flat_lines(self):
+        reads = []
+        pre = []
+        for j in range(self.nin):
+            if self._kind(j) == "scalar":
+                pre.append(f"s{j} = i{j}[{', '.join(['0'] * self.nd)}]" if self.nd else f"s{j} = i{j}[()]")
+                reads.append(f"a{j} = s{j}")
+            else:
+                pre.append(f"f{j} = flat_view(i{j})")
+                reads.append(f"a{j} = f{j}[k]")
+        for o in range(len(self.out_dtypes)):
+            pre.append(f"g{o} = flat_view(out{o})")
+        stores = [f"g{o}[k]" for o in range(len(self.out_dtypes))]
+        buffered, copy_back = None, None
+        if self._bufs():
+            for o, dt in enumerate(self.out_dtypes):
+                pre.append(f"buf{o} = np.empty({BLOCK}, np.{dt})")
+            buffered = [f"buf{o}[k - blk]" for o in range(len(self.out_dtypes))]
+            copy_back = [f"g{o}[k] = buf{o}[k - blk]" for o in range(len(self.out_dtypes))]
+        return pre + self._blocked("k", reads, stores, buffered, copy_back, "size", "0")
+
+    def _nested_lines(self, fast=True):
+        nd = self.nd
+        if nd == 0:
+            reads = [f"a{j} = i{j}[()]" for j in range(self.nin)]
+            stores = [f"out{o}[()]" for o in range(len(self.out_dtypes))]
+            return self._body(reads, stores, False)
+        lines = []
+        for d in range(nd - 1):
+            lines.append("    " * d + f"for k{d} in range(n{d}):")
+        depth = nd - 1
+        last = f"k{nd - 1}"
+
+        def index(j):
+            return ", ".join("0" if self.in_static[j][d] == 1 else f"k{d}" for d in range(nd))
+
+        reads = [f"a{j} = i{j}[{index(j)}]" for j in range(self.nin)]
+        oidx = ", ".join(f"k{d}" for d in range(nd))
+        stores = [f"out{o}[{oidx}]" for o in range(len(self.out_dtypes))]
+        buffered, copy_back = None, None
+        pre = []
+        if self._bufs():
+            for o, dt in enumerate(self.out_dtypes):
+                pre.append(f"buf{o} = np.empty({BLOCK}, np.{dt})")
+            buffered = [f"buf{o}[{last} - blk]" for o in range(len(self.out_dtypes))]
+            copy_back = [f"out{o}[{oidx}] = buf{o}[{last} - blk]" for o in range(len(self.out_dtypes))]
+        if fast:
+            inner = self._blocked(last, reads, stores, buffered, copy_back, f"n{nd - 1}", "0")
+        else:
+            inner = [f"for {last} in range(n{nd - 1}):"] + _indent(self._body(reads, stores, False), 1)
+            pre = []
+        return pre + lines + _indent(inner, depth)
+
+    def source(self):
+        args = ", ".join(f"i{j}" for j in range(self.nin))
+        body = self._shape_lines() + self._alloc_lines()
+        body.append("size = " + (" * ".join(f"n{d}" for d in range(self.nd)) or "1"))
+        flat_ok = self.nd > 0 and all(self._kind(j) != "partial" for j in range(self.nin))
+        if flat_ok:
+            conds = [f"is_c_layout(i{j})" for j in range(self.nin) if self._kind(j) == "full"]
+            conds += [f"is_c_layout(out{o})" for o in range(len(self.out_dtypes))]
+            body.append(f"if {' and '.join(conds)}:")
+            body += _indent(self._flat_lines(), 1)
+            body.append("else:")
+            # Only strided or non-C-typed arrays come here: a plain libm loop.
+            body += _indent(self._nested_lines(fast=False) or ["pass"], 1)
+        else:
+            body += ["if size > 0:"] + _indent(self._nested_lines(), 1)
+        outs = [f"out{o}" for o in range(len(self.out_dtypes))]
+        ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ",)"
+        body.append(f"return {ret}")
+        return f"def elemwise_kernel({args}):\n" + "\n".join(_indent(body, 1)) + "\n"
+
+
+@numba_funcify.register(Elemwise, version=ELEMWISE_VERSION)
+def numba_funcify_Elemwise(op, node, **kwargs):
+    """One fused loop for ``node`` (see the module docstring)."""
+    source = ElemwiseCodegen(op, node).source()
+    imports = HELPER_IMPORT + "from lucent.link.numba.dispatch.elemwise import conflicts\n"
+    return kernel_from_source(source, "elemwise_kernel", imports, **KERNEL_OPTIONS)
+
+
+@numba_funcify.register(DimShuffle, version=1)
+def numba_funcify_DimShuffle(op, node, **kwargs):
+    """A view with the new shape and strides (new axes get stride 0), as ``perform``."""
+    lines = []
+    for d in op.drop:
+        lines.append(f"if x.shape[{d}] != 1:")
+        lines.append(f"    raise ValueError('DimShuffle: cannot drop dimension {d}: its length is not 1')")
+    shape = ["1" if o == "x" else f"x.shape[{o}]" for o in op.new_order]
+    strides = ["0" if o == "x" else f"x.strides[{o}]" for o in op.new_order]
+    if not op.new_order:
+        lines.append("return x.reshape(x.size).reshape(())" if op.input_ndim else "return x")
+    else:
+        lines.append(
+            "return np.lib.stride_tricks.as_strided(x, "
+            f"({''.join(s + ', ' for s in shape)}), ({''.join(s + ', ' for s in strides)}))"
+        )
+    source = "def dimshuffle_kernel(x):\n" + "\n".join(_indent(lines, 1)) + "\n"
+    return kernel_from_source(source, "dimshuffle_kernel")
+
+
+__all__ = ["ElemwiseCodegen", "numba_funcify_Elemwise", "numba_funcify_DimShuffle", "BLOCK"]

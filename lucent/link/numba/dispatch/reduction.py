@@ -1,0 +1,287 @@
+"""Numba kernels for reductions: ``CAReduce``, ``FusedCAReduce``, ``Argmax``/``Argmin``.
+
+One generator serves ``CAReduce`` and ``FusedCAReduce``: a plain reduction
+is the fused one with the identity as element expression. The kernel is
+specialised (as source text) to the axes, the broadcast pattern, the
+dtypes and the combining op.
+
+Two loop shapes:
+
+* **rows**: every input is C-typed with the full shape and the reduced axes
+  are the trailing ones (``axis=None`` included): the input is a
+  ``(rows, cols)`` matrix. Each row is processed in blocks: the element
+  expression fills a small buffer (a loop LLVM vectorises, with the vecmath
+  functions and the same fast/safe block scheme as Elemwise), then the
+  buffer is folded into four interleaved accumulators. The interleaving
+  changes the order of floating-point additions (like NumPy's pairwise
+  sum, and more accurate than one running sum); nothing is reassociated
+  by the compiler (no fastmath ``reassoc``).
+* **general**: any axes, strides or broadcasting: loops over all
+  dimensions, folding each element into an accumulator array.
+
+Dtypes follow ``perform``: integers and booleans sum in the accumulator
+dtype (int64/uint64), wrapping the same way (integer addition does not
+depend on the order). float32 sums accumulate in float64 (more accurate
+than NumPy's float32 pairwise sum) and are rounded once. ``Max``/``Min``
+propagate NaN like NumPy, and reducing over an empty axis raises the same
+ValueError as ``perform``, as do ``Argmax``/``Argmin``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lucent.link.numba.dispatch.basic import kernel_from_source, numba_funcify
+from lucent.link.numba.dispatch.elemwise import (
+    BLOCK,
+    HELPER_IMPORT,
+    KERNEL_OPTIONS,
+    _indent,
+    broadcast_shape_lines,
+)
+from lucent.link.numba.dispatch.scalar import cast, literal, scalar_program
+from lucent.scalar import basic as ps
+from lucent.tensor.fused_reduction import FusedCAReduce
+from lucent.tensor.math import Argmax, ReducedSize
+from lucent.tensor.reduction import CAReduce
+
+REDUCTION_VERSION = 1
+LANES = 4
+
+_KINDS = {ps.Add: "add", ps.Mul: "mul", ps.Maximum: "max", ps.Minimum: "min", ps.AND: "and", ps.OR: "or", ps.XOR: "xor"}
+
+
+def _identity(kind, dtype):
+    if kind == "add" or kind == "or" or kind == "xor":
+        return literal(0, dtype)
+    if kind == "mul" or kind == "and":
+        return literal(1, dtype)
+    if dtype == "bool":
+        return "False" if kind == "max" else "True"
+    if dtype.startswith("float"):
+        return f"np.{dtype}({'-' if kind == 'max' else ''}math.inf)"
+    info = np.iinfo(dtype)
+    return literal(info.min if kind == "max" else info.max, dtype)
+
+
+def _combine(kind, a, b, dtype):
+    """Source of ``a (op) b``; ``a`` is the accumulator (a name)."""
+    if kind in ("add", "mul"):
+        if dtype == "bool":
+            return f"({a} {'|' if kind == 'add' else '&'} {b})"
+        return f"np.{dtype}({a} {'+' if kind == 'add' else '*'} {b})"
+    if kind in ("and", "or", "xor"):
+        op = {"and": "&", "or": "|", "xor": "^"}[kind]
+        return f"({a} {op} {b})"
+    if dtype == "bool":
+        return f"({a} | {b})" if kind == "max" else f"({a} & {b})"
+    cmp = ">=" if kind == "max" else "<="
+    if dtype.startswith("float"):
+        return f"({a} if (({a} {cmp} {b}) | ({a} != {a})) else {b})"
+    return f"({a} if {a} {cmp} {b} else {b})"
+
+
+class ReduceCodegen:
+    """Source of the kernel ``reduce(scalar_op(*inputs))`` for one node."""
+
+    def __init__(self, scalar_op, reduce_op, node, in_static, in_dtypes, nd):
+        self.reduce_op = reduce_op
+        self.kind = _KINDS[type(reduce_op.scalar_op)]
+        self.nin = len(in_dtypes)
+        self.nd = nd
+        self.in_static = in_static
+        self.axes = tuple(range(nd)) if reduce_op.axis is None else tuple(reduce_op.axis)
+        self.out_dtype = node.outputs[0].type.dtype
+        if scalar_op is None:
+            self.prog = None
+            self.value_dtype = in_dtypes[0]
+        else:
+            self.prog = scalar_program(scalar_op, in_dtypes, [f"a{j}" for j in range(self.nin)])
+            self.value_dtype = self.prog.output_dtypes[0]
+        acc = reduce_op.acc_dtype or self.out_dtype
+        if self.kind in ("and", "or") and type(reduce_op).__name__ in ("All", "Any"):
+            acc = "bool"
+        if self.kind == "add" and acc in ("float16", "float32"):
+            acc = "float64"
+        self.acc = acc
+        self.checks = self.prog.checks() if self.prog is not None else []
+
+    # --- element value --------------------------------------------------------
+    def _value_lines(self, reads, fast, flag=None):
+        lines = list(reads)
+        if self.prog is None:
+            value, vdt = "a0", self.value_dtype
+        else:
+            lines += self.prog.lines(fast=fast)
+            value, vdt = self.prog.outputs[0], self.value_dtype
+            if fast and flag and self.checks:
+                lines.append(f"{flag} |= not ({' and '.join(self.checks)})")
+        lines.append(f"v = {cast(value, vdt, self.acc)}")
+        return lines
+
+    def _no_identity_check(self):
+        if self.kind not in ("max", "min") or self.acc == "bool":
+            return []
+        name = type(self.reduce_op).__name__
+        return [
+            "if rsize == 0:",
+            f"    raise ValueError('{name}: cannot reduce an empty array over axes {self.axes}: "
+            f"{name} has no identity element, so the result is undefined')",
+        ]
+
+    # --- loop shapes ---------------------------------------------------------------
+    def _trailing(self):
+        """The first reduced axis if the reduced axes are exactly the trailing ones."""
+        if not self.axes:
+            return None
+        t = min(self.axes)
+        return t if tuple(range(t, self.nd)) == self.axes else None
+
+    def _rows_lines(self, t):
+        pre, reads = [], []
+        for j in range(self.nin):
+            if all(s == 1 for s in self.in_static[j]) and self.nd:
+                pre.append(f"s{j} = i{j}[{', '.join(['0'] * self.nd)}]")
+                reads.append(f"a{j} = s{j}")
+            else:
+                pre.append(f"f{j} = flat_view(i{j})")
+                reads.append(f"a{j} = f{j}[base + j]")
+        rows = " * ".join(f"n{d}" for d in range(t)) or "1"
+        pre += [
+            f"rows = {rows}",
+            "cols = rsize",
+            "go = flat_view(out)",
+            f"buf = np.empty({BLOCK}, np.{self.acc})",
+        ]
+        ident = _identity(self.kind, self.acc)
+        fill = ["for j in range(blk, stop):"] + _indent(self._value_lines(reads, True, "bad") + ["buf[j - blk] = v"], 1)
+        if self.checks:
+            fill = ["bad = False"] + fill
+            fill += ["if bad:", "    for j in range(blk, stop):"]
+            fill += _indent(self._value_lines(reads, False) + ["buf[j - blk] = v"], 2)
+        lanes = [f"l{q} = {ident}" for q in range(LANES)]
+        fold = ["m = stop - blk", f"mm = m - m % {LANES}", f"for q in range(0, mm, {LANES}):"]
+        fold += [f"    l{q} = {_combine(self.kind, f'l{q}', f'buf[q + {q}]', self.acc)}" for q in range(LANES)]
+        fold += ["for q in range(mm, m):", f"    l0 = {_combine(self.kind, 'l0', 'buf[q]', self.acc)}"]
+        fold += [
+            f"acc = {_combine(self.kind, 'acc', _combine(self.kind, _combine(self.kind, 'l0', 'l1', self.acc), _combine(self.kind, 'l2', 'l3', self.acc), self.acc), self.acc)}"
+        ]
+        body = [
+            "for r in range(rows):",
+            "    base = r * cols",
+            f"    acc = {ident}",
+            f"    for blk in range(0, cols, {BLOCK}):",
+            f"        stop = min(blk + {BLOCK}, cols)",
+        ]
+        body += _indent(fill + lanes + fold, 2)
+        body += [f"    go[r] = {cast('acc', self.acc, self.out_dtype)}"]
+        return pre + body
+
+    def _general_lines(self):
+        kept = [d for d in range(self.nd) if d not in self.axes]
+        oshape = "(" + "".join(f"n{d}, " for d in kept) + ")"
+        lines = [f"accs = np.full({oshape}, {_identity(self.kind, self.acc)}, np.{self.acc})"]
+        loops = [("    " * d) + f"for k{d} in range(n{d}):" for d in range(self.nd)]
+
+        def index(j):
+            return ", ".join("0" if self.in_static[j][d] == 1 else f"k{d}" for d in range(self.nd))
+
+        reads = [f"a{j} = i{j}[{index(j)}]" if self.nd else f"a{j} = i{j}[()]" for j in range(self.nin)]
+        oidx = ", ".join(f"k{d}" for d in kept) if kept else "()"
+        inner = self._value_lines(reads, False) + [f"accs[{oidx}] = {_combine(self.kind, f'accs[{oidx}]', 'v', self.acc)}"]
+        lines += loops + _indent(inner, self.nd)
+        lines += ["fa = flat_view(accs)", "go = flat_view(out)", "for q in range(go.size):"]
+        lines += [f"    go[q] = {cast('fa[q]', self.acc, self.out_dtype)}"]
+        return lines
+
+    def source(self):
+        args = ", ".join(f"i{j}" for j in range(self.nin))
+        body = broadcast_shape_lines(self.in_static, self.nd, type(self.reduce_op).__name__)
+        body.append("rsize = " + ("".join(f"n{d} * " for d in self.axes) + "1"))
+        body += self._no_identity_check()
+        kept = [d for d in range(self.nd) if d not in self.axes]
+        body.append(f"out = np.empty(({''.join(f'n{d}, ' for d in kept)}), np.{self.out_dtype})")
+        t = self._trailing()
+        full = [j for j in range(self.nin) if not all(s == 1 for s in self.in_static[j]) or not self.nd]
+        partial = [j for j in full if any(s == 1 for s in self.in_static[j])]
+        if t is not None and not partial and self.nd:
+            conds = [f"is_c_layout(i{j})" for j in full] or ["True"]
+            body.append(f"if {' and '.join(conds)}:")
+            body += _indent(self._rows_lines(t), 1)
+            body.append("else:")
+            body += _indent(self._general_lines(), 1)
+        else:
+            body += self._general_lines()
+        body.append("return out")
+        return "def reduce_kernel(" + args + "):\n" + "\n".join(_indent(body, 1)) + "\n"
+
+
+def _compile(codegen):
+    return kernel_from_source(codegen.source(), "reduce_kernel", HELPER_IMPORT, **KERNEL_OPTIONS)
+
+
+@numba_funcify.register(CAReduce, version=REDUCTION_VERSION)
+def numba_funcify_CAReduce(op, node, **kwargs):
+    x = node.inputs[0]
+    if type(op.scalar_op) not in _KINDS:
+        from lucent.link.numba.dispatch.basic import NoNumbaImplementation
+
+        raise NoNumbaImplementation(f"No Numba reduction for {op.scalar_op}")
+    cg = ReduceCodegen(None, op, node, [x.type.shape], [x.type.dtype], x.type.ndim)
+    return _compile(cg)
+
+
+@numba_funcify.register(FusedCAReduce, version=REDUCTION_VERSION)
+def numba_funcify_FusedCAReduce(op, node, **kwargs):
+    ins = node.inputs
+    nd = max((i.type.ndim for i in ins), default=0)
+    cg = ReduceCodegen(op.scalar_op, op.reduce_op, node, [i.type.shape for i in ins], [i.type.dtype for i in ins], nd)
+    return _compile(cg)
+
+
+@numba_funcify.register(Argmax, version=REDUCTION_VERSION)
+def numba_funcify_Argmax(op, node, **kwargs):
+    """Index of the first extremum over the (flattened, C order) reduced axes; NaN wins first."""
+    x = node.inputs[0]
+    nd = x.type.ndim
+    axes = tuple(range(nd)) if op.axis is None else tuple(op.axis)
+    kept = [d for d in range(nd) if d not in axes]
+    is_max = type(op).__name__ == "Argmax" or type(op)._func is np.argmax
+    cmp = ">" if is_max else "<"
+    lines = [f"n{d} = x.shape[{d}]" for d in range(nd)]
+    lines.append("rsize = " + "".join(f"n{d} * " for d in axes) + "1")
+    lines += ["if rsize == 0:", f"    raise ValueError('{op}: attempt to get the arg-extremum of an empty sequence')"]
+    lines.append(f"out = np.empty(({''.join(f'n{d}, ' for d in kept)}), np.int64)")
+    loops = [("    " * k) + f"for k{d} in range(n{d}):" for k, d in enumerate(kept)]
+    depth = len(kept)
+    inner = ["c = 0", "best_i = 0", "first = True", "best = x[" + (", ".join(["0"] * nd) if nd else "()") + "]"]
+    inner += [("    " * k) + f"for k{d} in range(n{d}):" for k, d in enumerate(axes)]
+    idx = ", ".join(f"k{d}" for d in range(nd)) if nd else "()"
+    step = [
+        f"v = x[{idx}]",
+        f"if first or (v {cmp} best) or (v != v and best == best):",
+        "    best = v",
+        "    best_i = c",
+        "    first = False",
+        "c += 1",
+    ]
+    inner += _indent(step, len(axes))
+    oidx = ", ".join(f"k{d}" for d in kept) if kept else "()"
+    inner.append(f"out[{oidx}] = best_i")
+    lines += loops + _indent(inner, depth)
+    lines.append("return out")
+    source = "def argmax_kernel(x):\n" + "\n".join(_indent(lines, 1)) + "\n"
+    return kernel_from_source(source, "argmax_kernel", f"# argmax v{REDUCTION_VERSION}", error_model="numpy")
+
+
+@numba_funcify.register(ReducedSize, version=1)
+def numba_funcify_ReducedSize(op, node, **kwargs):
+    """The number of reduced elements (int64 0-d array)."""
+    nd = node.inputs[0].type.ndim
+    axes = range(nd) if op.axis is None else op.axis
+    prod = "".join(f"x.shape[{a}] * " for a in axes) + "1"
+    source = f"def reduced_size_kernel(x):\n    out = np.empty((), np.int64)\n    out[()] = {prod}\n    return out\n"
+    return kernel_from_source(source, "reduced_size_kernel")
+
+
+__all__ = ["ReduceCodegen", "numba_funcify_CAReduce", "numba_funcify_FusedCAReduce", "numba_funcify_Argmax"]

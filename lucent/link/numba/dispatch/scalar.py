@@ -1,0 +1,324 @@
+"""Code generation for scalar ops: the element body of every fused loop.
+
+A ``ScalarOp`` has no Numba function of its own. Each op class maps to an
+*expression template* here, and a loop generator (Elemwise, fused
+reductions, Composite) asks for straight-line source text computing one
+element: ``t0 = ...; t1 = ...``. Generating text rather than composing
+jitted closures is what lets the kernel be written to a file, hashed and
+cached on disk, and lets LLVM see the whole loop body at once (so it can
+vectorise it).
+
+Dtype rules follow ``perform`` exactly: each op computes in the dtype its
+NumPy implementation would (the output dtype for arithmetic, the common
+dtype for comparisons) and the result is cast to the op's output dtype, so
+integer overflow wraps like NumPy's and ``int8 + int8`` does not silently
+widen. Integer division by zero gives 0 (Numba's ``error_model="numpy"``),
+as NumPy does (NumPy also warns; kernels do not).
+
+Two flavours of every body exist: ``fast`` uses the vectorisable functions
+of :mod:`~lucent.link.numba.dispatch.vecmath` for float64/float32
+transcendental functions, plus range predicates for those that need them;
+``safe`` calls libm per element and is used to recompute a block in which a
+predicate failed, and in loops that are not vectorised anyway.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+
+import numpy as np
+
+from lucent.graph.basic import Constant
+from lucent.link.numba.dispatch.basic import NoNumbaImplementation
+from lucent.scalar import basic as ps
+from lucent.scalar import math as sm
+from lucent.scalar.composite import Composite
+from lucent.link.numba.dispatch import vecmath
+
+#: Bump when the generated text of any scalar template changes meaning.
+SCALAR_CODEGEN_VERSION = 1
+
+#: Hash of vecmath.py, written into every kernel that imports from it, so a
+#: change there gives new kernel files (Numba's cache only tracks the
+#: kernel's own file).
+with open(os.path.join(os.path.dirname(__file__), "vecmath.py"), "rb") as _f:
+    VECMATH_HASH = hashlib.sha256(_f.read()).hexdigest()[:16]
+
+VECMATH_IMPORT = (
+    f"# vecmath {VECMATH_HASH}, scalar codegen {SCALAR_CODEGEN_VERSION}\n"
+    "from lucent.link.numba.dispatch.vecmath import (vexp, vexpm1, vtanh, vsigmoid, vlog, vlog1p, "
+    "vsoftplus, vsin, vcos, sincos_ok, floordiv_f, mod_f, ipow)"
+)
+
+SUPPORTED_DTYPES = frozenset(
+    ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
+)
+
+_LIBM = {
+    sm.Exp: "math.exp({})", sm.Expm1: "math.expm1({})", sm.Log: "math.log({})",
+    sm.Log2: "math.log2({})", sm.Log10: "math.log10({})", sm.Log1p: "math.log1p({})",
+    sm.Sqrt: "math.sqrt({})", sm.Sin: "math.sin({})", sm.Cos: "math.cos({})",
+    sm.Tan: "math.tan({})", sm.Tanh: "math.tanh({})", sm.ArcTan: "math.atan({})",
+    sm.Exp2: "math.pow(2.0, {})", sm.Reciprocal: "(1.0 / {})",
+    sm.Sigmoid: "(((1.0 if {0} >= 0.0 else math.exp({0})) / (1.0 + math.exp(-abs({0})))))",
+    sm.Softplus: "((({0}) if {0} > 0.0 else 0.0) + math.log1p(math.exp(-abs({0}))))",
+}
+_VECTOR = {
+    sm.Exp: "vexp", sm.Expm1: "vexpm1", sm.Log: "vlog", sm.Log1p: "vlog1p", sm.Sin: "vsin",
+    sm.Cos: "vcos", sm.Tanh: "vtanh", sm.Sigmoid: "vsigmoid", sm.Softplus: "vsoftplus",
+}
+_COMPARE = {ps.LT: "<", ps.LE: "<=", ps.GT: ">", ps.GE: ">=", ps.EQ: "==", ps.NEQ: "!="}
+_BITWISE = {ps.AND: "&", ps.OR: "|", ps.XOR: "^"}
+
+
+def literal(value, dtype):
+    """Source text of a typed scalar constant (``np.float32(1.5)``, ``True``)."""
+    value = np.asarray(value, dtype=dtype).reshape(())[()]
+    if dtype == "bool":
+        return "True" if value else "False"
+    if dtype.startswith("float"):
+        f = float(value)
+        text = "math.nan" if math.isnan(f) else ("math.inf" if f == math.inf else "-math.inf" if f == -math.inf else repr(f))
+        return f"np.{dtype}({text})"
+    return f"np.{dtype}({int(value)})"
+
+
+def cast(expr, src, dst):
+    """Source text converting ``expr`` of dtype ``src`` to ``dst`` (NumPy's ``astype``)."""
+    if src == dst:
+        return expr
+    if dst == "bool":
+        return f"({expr} != 0)"
+    if _float(src) and dst != "int64" and dst.startswith(("int", "uint")):
+        # Through int64 (as C on x86 does for NumPy): negatives wrap into
+        # unsigned types instead of being undefined.
+        return f"np.{dst}(np.int64({expr}))"
+    return f"np.{dst}({expr})"
+
+
+def _float(dtype):
+    return dtype in ("float32", "float64")
+
+
+class ScalarProgram:
+    """Straight-line code for one element of a scalar op (Composite or single op).
+
+    ``lines(fast)`` gives the statements; they read the names in
+    ``input_names`` and leave the results in ``outputs`` (names or
+    literals). ``checks`` are boolean expressions that must all hold for
+    the fast body to be accurate (range predicates of vecmath functions).
+    """
+
+    def __init__(self, op, input_dtypes, input_names, prefix="t"):
+        self.op = op
+        self.input_dtypes = list(input_dtypes)
+        self.input_names = list(input_names)
+        self.prefix = prefix
+        self._build()
+
+    def _build(self):
+        op = self.op
+        if isinstance(op, Composite):
+            inner_inputs = op.inputs
+            nodes = [(n.op, n.inputs, n.outputs) for n in op.nodes]
+            outputs = op.outputs
+        else:
+            inner_inputs = [ps.get_scalar_type(d)() for d in self.input_dtypes]
+            shadow = op.make_node(*inner_inputs)
+            nodes = [(op, shadow.inputs, shadow.outputs)]
+            outputs = shadow.outputs
+        for dtype in [v.type.dtype for v in inner_inputs] + [o.type.dtype for _, _, outs in nodes for o in outs]:
+            if dtype not in SUPPORTED_DTYPES:
+                raise NoNumbaImplementation(f"{op}: dtype {dtype} is not supported by the Numba kernels")
+        names = dict(zip(inner_inputs, self.input_names))
+        self._steps = []  # (op, [(text, dtype)], [(name, dtype)])
+        counter = 0
+        for sop, ins, outs in nodes:
+            args = []
+            for v in ins:
+                if v in names:
+                    args.append((names[v], v.type.dtype))
+                elif isinstance(v, Constant):
+                    args.append((literal(v.data, v.type.dtype), v.type.dtype))
+                else:  # pragma: no cover - Composite guarantees topological order
+                    raise ValueError(f"{op}: no value for {v}")
+            results = []
+            for o in outs:
+                name = f"{self.prefix}{counter}"
+                counter += 1
+                names[o] = name
+                results.append((name, o.type.dtype))
+            self._steps.append((sop, args, results))
+        self.outputs = []
+        self.output_dtypes = []
+        for o in outputs:
+            self.outputs.append(names[o] if o in names else literal(o.data, o.type.dtype))
+            self.output_dtypes.append(o.type.dtype)
+
+    def lines(self, fast=True):
+        out = []
+        for sop, args, results in self._steps:
+            out.extend(_op_lines(sop, args, results, fast))
+        return out
+
+    def checks(self):
+        """Predicates (source text) under which the fast body is accurate."""
+        checks = []
+        for sop, args, results in self._steps:
+            fn = _VECTOR.get(type(sop))
+            if fn in vecmath.RANGE_CHECKS and _float(results[0][1]):
+                (arg, dtype), = args
+                checks.append(f"{vecmath.RANGE_CHECKS[fn]}({cast(arg, dtype, 'float64')})")
+        return checks
+
+    def uses_vector_math(self):
+        return any(type(sop) in _VECTOR for sop, _, _ in self._steps)
+
+
+def _op_lines(op, args, results, fast):
+    """Statements computing ``results`` of scalar op ``op`` from ``args``."""
+    if len(results) != 1:
+        raise NoNumbaImplementation(f"No Numba template for the multi-output scalar op {op}")
+    name, odt = results[0]
+    expr = _expression(op, args, odt, fast)
+    return [f"{name} = {cast(expr, _expr_dtype(op, args, odt), odt)}"]
+
+
+def _expr_dtype(op, args, odt):
+    """The dtype of the text ``_expression`` returns (before the final cast)."""
+    if isinstance(op, ps.Cast):
+        return odt
+    if isinstance(op, ps.LogicalComparison):
+        return "bool"
+    return "?"  # unknown: always cast to the output dtype
+
+
+def _expression(op, args, odt, fast):
+    kind = type(op)
+    texts = [t for t, _ in args]
+    dtypes = [d for _, d in args]
+
+    def to(dtype, k=None):
+        if k is None:
+            return [cast(t, d, dtype) for t, d in args]
+        return cast(texts[k], dtypes[k], dtype)
+
+    if isinstance(op, ps.Cast):
+        return cast(texts[0], dtypes[0], odt)
+    if isinstance(op, ps.LogicalComparison):
+        common = np.result_type(*dtypes).name
+        a, b = to(common)
+        return f"({a} {_COMPARE[kind]} {b})"
+    if kind in _BITWISE:
+        return "(" + f" {_BITWISE[kind]} ".join(to(odt)) + ")"
+    if kind is ps.Invert:
+        return f"(not {to(odt, 0)})" if odt == "bool" else f"(~{to(odt, 0)})"
+    if kind is ps.Identity:
+        return to(odt, 0)
+    if kind is ps.Second:
+        return to(odt, 1)
+    if kind is ps.Switch:
+        cond = texts[0] if dtypes[0] == "bool" else f"({texts[0]} != 0)"
+        return f"({to(odt, 1)} if {cond} else {to(odt, 2)})"
+    if kind is ps.Add:
+        return "(" + (" | " if odt == "bool" else " + ").join(to(odt)) + ")"
+    if kind is ps.Mul:
+        return "(" + (" & " if odt == "bool" else " * ").join(to(odt)) + ")"
+    if kind is ps.Sub:
+        a, b = to(odt)
+        return f"({a} - {b})"
+    if kind is ps.Neg:
+        return f"(-{to(odt, 0)})"
+    if kind is ps.TrueDiv:
+        a, b = to(odt)
+        return f"({a} / {b})"
+    if kind is ps.IntDiv:
+        a, b = to(odt)
+        return f"floordiv_f({a}, {b})" if _float(odt) else f"({a} // {b})"
+    if kind is ps.Mod:
+        a, b = to(odt)
+        return f"mod_f({a}, {b})" if _float(odt) else f"({a} % {b})"
+    if kind is ps.Pow:
+        if _float(odt):
+            a, b = to(odt)
+            return f"({a} ** {b})"
+        if odt == "bool":
+            a, b = to("bool")
+            return f"({a} | (not {b}))"
+        return f"ipow({to('int64', 0)}, {to('int64', 1)})"
+    if kind in (ps.Maximum, ps.Minimum):
+        a, b = to(odt)
+        return _extremum(kind is ps.Maximum, a, b, odt)
+    if kind is ps.Clip:
+        x, lo, hi = to(odt)
+        return _extremum(False, _extremum(True, x, lo, odt), hi, odt)
+    if kind is sm.Sqr:
+        a = to(odt, 0)
+        return f"({a} & {a})" if odt == "bool" else f"({a} * {a})"
+    if kind is sm.Abs:
+        a = to(odt, 0)
+        return f"abs({a})" if (_float(odt) or odt.startswith("int")) else a
+    if kind is sm.Sign:
+        a = to(odt, 0)
+        one, zero, mone = (literal(v, odt) for v in (1, 0, -1 if not odt.startswith("uint") else 0))
+        tail = f"({zero} if {a} == {zero} else {a})" if _float(odt) else zero
+        return f"({one} if {a} > {zero} else ({mone} if {a} < {zero} else {tail}))"
+    if kind is sm.RoundHalfToEven:
+        return f"np.rint({to(odt, 0)})" if _float(odt) else to(odt, 0)
+    if kind in (sm.Floor, sm.Ceil):
+        return f"np.{'floor' if kind is sm.Floor else 'ceil'}({to(odt, 0)})"
+    if kind in _LIBM or kind in _VECTOR:
+        # Float functions: computed in float64 (float32 results are rounded
+        # once at the end, more accurate than float32 arithmetic).
+        x = to("float64", 0)
+        if fast and kind in _VECTOR:
+            return f"{_VECTOR[kind]}({x})"
+        return _LIBM[kind].format(x)
+    raise NoNumbaImplementation(f"No Numba template for the scalar op {op} ({kind.__name__})")
+
+
+def _extremum(is_max, a, b, dtype):
+    """``np.maximum`` / ``np.minimum`` on two names: a NaN operand wins."""
+    if dtype == "bool":
+        return f"({a} | {b})" if is_max else f"({a} & {b})"
+    cmp = ">=" if is_max else "<="
+    if _float(dtype):
+        return f"({a} if (({a} {cmp} {b}) | ({a} != {a})) else {b})"
+    return f"({a} if {a} {cmp} {b} else {b})"
+
+
+def scalar_program(op, input_dtypes, input_names, prefix="t"):
+    """The :class:`ScalarProgram` of ``op`` applied to inputs of these dtypes."""
+    return ScalarProgram(op, input_dtypes, input_names, prefix)
+
+
+# ---------------------------------------------------------------------------
+# Scalar ops applied to 0-d values (graphs over ScalarType variables).
+# ---------------------------------------------------------------------------
+def _register():
+    from lucent.link.numba.dispatch.basic import kernel_from_source, numba_funcify
+
+    @numba_funcify.register(ps.ScalarOp, version=SCALAR_CODEGEN_VERSION)
+    def numba_funcify_ScalarOp(op, node=None, **kwargs):
+        """A kernel on NumPy scalars returning NumPy scalars of the output dtypes."""
+        if node is None:
+            raise ValueError(f"numba_funcify({op}) needs the Apply node to know the input dtypes")
+        in_dtypes = [i.type.dtype for i in node.inputs]
+        names = [f"a{k}" for k in range(len(in_dtypes))]
+        prog = scalar_program(op, in_dtypes, names)
+        body = ["    " + line for line in prog.lines(fast=False)]
+        outs = [cast(o, d, d) for o, d in zip(prog.outputs, prog.output_dtypes)]
+        ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ",)"
+        # Literals come back as Python-level constants: cast to the dtype.
+        ret_typed = (
+            f"np.{prog.output_dtypes[0]}({ret})" if len(outs) == 1 and prog.output_dtypes[0] != "bool" else ret
+        )
+        source = f"def scalar_kernel({', '.join(names)}):\n" + "\n".join(body + [f"    return {ret_typed}"])
+        return kernel_from_source(source, "scalar_kernel", VECMATH_IMPORT, error_model="numpy")
+
+
+_register()
+
+__all__ = ["ScalarProgram", "scalar_program", "literal", "cast", "VECMATH_IMPORT", "SUPPORTED_DTYPES"]

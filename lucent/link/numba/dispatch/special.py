@@ -1,0 +1,131 @@
+"""Numba kernels for ``Softmax`` and ``LogSoftmax`` (stable, along any axis).
+
+Each is computed one *row* (the 1-d slice along ``axis``) at a time, in
+separate simple passes so that every pass is a loop LLVM vectorises:
+the maximum, ``exp(x - max)`` written into the output (with the vectorised
+``vexp``), the sum of those (four interleaved accumulators, in float64),
+then the normalisation. As in ``perform``, a non-finite maximum is
+replaced by 0 before subtracting, so rows holding inf/NaN give the same
+values. ``axis=None`` treats the whole array as one row.
+
+The lucent ops have no separate gradient ops (their gradients are built
+from element-wise ops and sums), so nothing else is needed here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from lucent.link.numba.dispatch.basic import kernel_from_source, numba_funcify
+from lucent.link.numba.dispatch.elemwise import _indent
+from lucent.link.numba.dispatch.scalar import VECMATH_IMPORT
+from lucent.tensor.special import LogSoftmax, Softmax
+from numba import njit
+
+SPECIAL_VERSION = 1
+
+
+@njit(error_model="numpy", fastmath={"contract"})
+def row_max(row):
+    """Largest element (NaN wins), replaced by 0 when not finite (as ``perform``)."""
+    n = row.shape[0]
+    m0 = -math.inf
+    m1 = -math.inf
+    m2 = -math.inf
+    m3 = -math.inf
+    nn = n - n % 4
+    for j in range(0, nn, 4):
+        a = float(row[j])
+        b = float(row[j + 1])
+        c = float(row[j + 2])
+        d = float(row[j + 3])
+        m0 = m0 if (m0 >= a) | (m0 != m0) else a
+        m1 = m1 if (m1 >= b) | (m1 != m1) else b
+        m2 = m2 if (m2 >= c) | (m2 != m2) else c
+        m3 = m3 if (m3 >= d) | (m3 != m3) else d
+    for j in range(nn, n):
+        a = float(row[j])
+        m0 = m0 if (m0 >= a) | (m0 != m0) else a
+    m = m0
+    for v in (m1, m2, m3):
+        m = m if (m >= v) | (m != m) else v
+    return m if (m - m) == 0.0 else 0.0
+
+
+@njit(error_model="numpy", fastmath={"contract"})
+def row_sum(row):
+    """Sum in float64 with four interleaved accumulators."""
+    n = row.shape[0]
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    nn = n - n % 4
+    for j in range(0, nn, 4):
+        s0 += row[j]
+        s1 += row[j + 1]
+        s2 += row[j + 2]
+        s3 += row[j + 3]
+    for j in range(nn, n):
+        s0 += row[j]
+    return (s0 + s1) + (s2 + s3)
+
+
+def _source(kind, nd, axis, out_dtype):
+    """Kernel text: loop over all rows along ``axis`` (None: one row of everything)."""
+    lines = [f"out = np.empty(x.shape, np.{out_dtype})"]
+    if axis is None or nd <= 1:
+        # ``out`` is C-contiguous, so the reshape below is a view either way.
+        lines += ["xr = np.ravel(x)", "orow = np.ravel(out)"]
+        lines += _row_lines(kind, out_dtype)
+        lines += ["return orow.reshape(x.shape)"]
+        return "def softmax_kernel(x):\n" + "\n".join(_indent(lines, 1)) + "\n"
+    perm = [d for d in range(nd) if d != axis] + [axis]
+    ptxt = "".join(f"{d}, " for d in perm)
+    if axis == nd - 1:
+        # No transpose: rows of a C-contiguous array stay typed contiguous.
+        lines += ["xt = x", "ot = out"]
+    else:
+        lines += [f"xt = np.transpose(x, ({ptxt}))", f"ot = np.transpose(out, ({ptxt}))"]
+    loops = [("    " * k) + f"for k{k} in range(xt.shape[{k}]):" for k in range(nd - 1)]
+    idx = "".join(f"k{k}, " for k in range(nd - 1))
+    body = [f"xr = xt[{idx}:]", f"orow = ot[{idx}:]"] + _row_lines(kind, out_dtype)
+    lines += loops + _indent(body, nd - 1)
+    lines.append("return out")
+    return "def softmax_kernel(x):\n" + "\n".join(_indent(lines, 1)) + "\n"
+
+
+def _row_lines(kind, out_dtype):
+    n = "xr.shape[0]"
+    lines = ["m = row_max(xr)"]
+    if kind == "softmax":
+        lines += [f"for j in range({n}):", f"    orow[j] = np.{out_dtype}(vexp(np.float64(xr[j]) - m))"]
+        lines += ["s = row_sum(orow)", f"for j in range({n}):", f"    orow[j] = np.{out_dtype}(orow[j] / s)"]
+    else:
+        lines += [f"for j in range({n}):", f"    orow[j] = np.{out_dtype}(vexp(np.float64(xr[j]) - m))"]
+        lines += ["ls = vlog(row_sum(orow))", f"for j in range({n}):"]
+        lines += [f"    orow[j] = np.{out_dtype}(np.{out_dtype}(np.float64(xr[j]) - m) - ls)"]
+    return lines
+
+
+def _funcify(kind, op, node):
+    x = node.inputs[0]
+    out_dtype = node.outputs[0].type.dtype
+    source = _source(kind, x.type.ndim, op.axis, out_dtype)
+    imports = VECMATH_IMPORT + f"\n# special v{SPECIAL_VERSION}\nfrom lucent.link.numba.dispatch.special import row_max, row_sum"
+    return kernel_from_source(source, "softmax_kernel", imports, error_model="numpy")
+
+
+@numba_funcify.register(Softmax, version=SPECIAL_VERSION)
+def numba_funcify_Softmax(op, node, **kwargs):
+    return _funcify("softmax", op, node)
+
+
+@numba_funcify.register(LogSoftmax, version=SPECIAL_VERSION)
+def numba_funcify_LogSoftmax(op, node, **kwargs):
+    return _funcify("log_softmax", op, node)
+
+
+__all__ = ["numba_funcify_Softmax", "numba_funcify_LogSoftmax", "row_max", "row_sum"]

@@ -1,0 +1,193 @@
+"""Elemwise and DimShuffle kernels against ``perform``: shapes, layouts, in-place.
+
+The fused chain of the benchmark is the main subject: it exercises the
+flat vectorised loop, the nested loop for strided inputs, the block
+fallback to libm when ``sin`` gets an argument outside its fast range, and
+NaN/inf inputs. Kernels are built once per node and reused across the
+parametrisations (compiling is the slow part).
+"""
+
+import functools
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+import lucent.tensor as lt  # noqa: E402
+from lucent.graph.fg import FunctionGraph  # noqa: E402
+from lucent.link.numba.dispatch import numba_funcify  # noqa: E402
+from lucent.scalar import basic as ps  # noqa: E402
+from lucent.tensor.elemwise import DimShuffle, Elemwise  # noqa: E402
+from lucent.tensor.rewriting.elemwise import fusion_rewriter  # noqa: E402
+
+RNG = np.random.default_rng(7)
+
+
+def perform(node, values):
+    storage = [[None] for _ in node.outputs]
+    node.op.perform(node, [v.copy() if isinstance(v, np.ndarray) else v for v in values], storage)
+    return [s[0] for s in storage]
+
+
+def check(node, kernel, values, rtol=1e-13):
+    got = kernel(*values)
+    got = got if isinstance(got, tuple) else (got,)
+    for g, e in zip(got, perform(node, values)):
+        assert g.shape == e.shape and g.dtype == e.dtype, (g.shape, e.shape, g.dtype, e.dtype)
+        if e.dtype.kind == "f":
+            np.testing.assert_allclose(g, e, rtol=rtol, atol=1e-15, equal_nan=True)
+        else:
+            np.testing.assert_array_equal(g, e)
+    return got
+
+
+def fused(inputs, output):
+    fg = FunctionGraph(inputs, [output])
+    fusion_rewriter.apply(fg)
+    node = fg.outputs[0].owner
+    assert len(fg.apply_nodes) == 1 or isinstance(node.op, Elemwise)
+    return node
+
+
+def chain(x, y):
+    return lt.exp(-x * x) * lt.sin(y) + lt.log1p(abs(x * y)) - lt.tanh(x) / (1 + y * y)
+
+
+@functools.lru_cache(maxsize=None)
+def chain_kernel(ndim):
+    x, y = lt.tensor(dtype="float64", shape=(None,) * ndim), lt.tensor(dtype="float64", shape=(None,) * ndim)
+    node = fused([x, y], chain(x, y))
+    return node, numba_funcify(node.op, node)
+
+
+@pytest.mark.parametrize("layout", ["c", "transposed", "strided"])
+def test_chain_matches_perform(layout):
+    node, k = chain_kernel(2)
+    a, b = RNG.standard_normal((37, 1100)), RNG.standard_normal((37, 1100)) * 3
+    if layout == "transposed":
+        a, b = a.T.copy().T, b.T.copy().T
+    elif layout == "strided":
+        a, b = a[:, ::2], b[:, 1::2]
+    check(node, k, [a, b])
+
+
+def test_chain_special_values_and_libm_fallback():
+    """NaN/inf and sin arguments beyond the fast range recompute the block with libm."""
+    node, k = chain_kernel(1)
+    a, b = RNG.standard_normal(3000), RNG.standard_normal(3000)
+    b[[5, 1500]] = [1e7, -3e15]
+    a[[7, 9, 11]] = [np.nan, np.inf, -np.inf]
+    b[[13, 2999]] = [np.nan, np.inf]
+    with np.errstate(all="ignore"):
+        check(node, k, [a, b])
+        check(node, k, [a[::-1], b[::-1]])  # nested path with the same values
+
+
+def test_zero_d_and_empty():
+    node, k = chain_kernel(0)
+    check(node, k, [np.array(0.3), np.array(-1.2)])
+    node, k = chain_kernel(2)
+    for shape in [(0, 5), (3, 0), (0, 0)]:
+        check(node, k, [np.zeros(shape), np.zeros(shape)])
+
+
+def test_broadcasting_static_ones_and_scalar_constants():
+    x = lt.matrix("x")
+    row = lt.tensor(dtype="float64", shape=(1, None))
+    col = lt.tensor(dtype="float32", shape=(None, 1))
+    node = fused([x, row, col], lt.tanh(x + row) * col - 2.5)
+    k = numba_funcify(node.op, node)
+    a = RNG.standard_normal((9, 6))
+    r = RNG.standard_normal((1, 6))
+    c = RNG.standard_normal((9, 1)).astype("float32")
+    check(node, k, [a, r, c])
+    check(node, k, [a.T.copy().T, r, c])
+    with pytest.raises(ValueError, match="static length 1"):
+        k(a, RNG.standard_normal((2, 6)), c)
+    with pytest.raises(ValueError, match="not compatible"):
+        k(a, r, RNG.standard_normal((8, 1)).astype("float32"))
+
+
+def test_runtime_broadcasting_is_refused_like_perform():
+    x, y = lt.matrix("x"), lt.matrix("y")
+    node = (x + y).owner
+    k = numba_funcify(node.op, node)
+    with pytest.raises(ValueError):
+        perform(node, [np.ones((3, 4)), np.ones((1, 4))])
+    with pytest.raises(ValueError):
+        k(np.ones((3, 4)), np.ones((1, 4)))
+
+
+@pytest.mark.parametrize("dtypes", [("int8", "float32"), ("uint8", "int16"), ("bool", "int64"), ("float32", "float64")])
+def test_mixed_dtypes(dtypes):
+    x, y = lt.vector(dtype=dtypes[0]), lt.vector(dtype=dtypes[1])
+    node = fused([x, y], (x * y + x) // 3 if "float" not in "".join(dtypes) else lt.exp(x) * y - x)
+    k = numba_funcify(node.op, node)
+    vals = [np.arange(-20, 20).astype(d) if d != "bool" else np.arange(40) % 3 == 0 for d in dtypes]
+    check(node, k, vals, rtol=1e-6)
+
+
+def test_all_scalar_like_inputs_and_several_outputs():
+    from lucent.scalar.composite import Composite
+
+    a, b = ps.float64(), ps.float64()
+    comp = Composite([a, b], [a + b, ps.exp(a) * b, ps.lt(a, b)])
+    x = lt.tensor(dtype="float64", shape=(1, 1))
+    y = lt.matrix("y")
+    node = Elemwise(comp).make_node(x, y)
+    k = numba_funcify(node.op, node)
+    outs = check(node, k, [np.array([[0.5]]), RNG.standard_normal((4, 5))])
+    assert len(outs) == 3 and outs[2].dtype == bool
+
+
+class TestInplace:
+    @functools.cached_property
+    def kernels(self):
+        x, y = lt.vector("x"), lt.vector("y")
+        plain = Elemwise(ps.mul, {0: 0}).make_node(x, y)
+        fused_node = fused([x, y], chain(x, y))
+        sin_node = Elemwise(fused_node.op.scalar_op, {0: 0}).make_node(x, y)
+        return [(n, numba_funcify(n.op, n)) for n in (plain, sin_node)]
+
+    def test_writes_into_the_destroyed_input(self):
+        for node, k in self.kernels:
+            a, b = RNG.standard_normal(2000), RNG.standard_normal(2000)
+            b[100] = 1e9  # forces the buffered libm fallback of one block
+            expected = perform(node, [a, b])[0]
+            out = k(a, b)
+            assert out is a or np.shares_memory(out, a)
+            np.testing.assert_allclose(a, expected, rtol=1e-13)
+
+    def test_readonly_or_overlapping_target_gets_a_new_array(self):
+        node, k = self.kernels[0]
+        a = RNG.standard_normal(100)
+        ro = a.copy()
+        ro.flags.writeable = False
+        out = k(ro, a)
+        assert not np.shares_memory(out, ro)
+        np.testing.assert_allclose(out, ro * a)
+        c = RNG.standard_normal(101)
+        expected = c[1:] * c[:-1]
+        out = k(c[1:], c[:-1])  # overlapping views in a different place
+        np.testing.assert_allclose(out, expected)
+        d = RNG.standard_normal(50)
+        out = k(d, d)  # the same view twice is safe in place
+        assert out is d or np.shares_memory(out, d)
+
+
+@pytest.mark.parametrize(
+    "in_shape, order",
+    [((2, 3), (1, 0)), ((2, 3), ("x", 0, "x", 1)), ((1, 3), (1,)), ((1, 1), ()), ((), ("x", "x")),
+     ((4, 1, 5), (2, "x", 0))],
+)
+def test_dimshuffle_is_a_view_like_perform(in_shape, order):
+    x = lt.tensor(dtype="float64", shape=tuple(1 if s == 1 else None for s in in_shape))
+    node = DimShuffle(len(in_shape), order).make_node(x)
+    k = numba_funcify(node.op, node)
+    a = RNG.standard_normal(in_shape)
+    got = k(a)
+    (expected,) = perform(node, [a])
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+    assert np.shares_memory(got, a)
