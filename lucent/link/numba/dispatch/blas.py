@@ -1,0 +1,258 @@
+"""Numba kernels of the products: ``Dot``, ``MatMul`` (batched), ``Dot22``, ``Gemm``, ``Gemv``, ``Ger``.
+
+Floating products go to BLAS through Numba's ``np.dot(a, b, out)`` (which
+needs SciPy's BLAS), writing straight into the output buffer. BLAS wants
+each operand contiguous in C *or* Fortran order; ``_dot_into`` checks that
+at run time and copies only an operand that is neither (a transposed
+matrix, ``X.T``, is Fortran-ordered and goes to BLAS as it is, as in
+NumPy). Integer and boolean products, which BLAS does not do, are explicit
+loops with NumPy's results (a boolean dot is OR of ANDs).
+
+The scaling and accumulation of ``Gemm``/``Gemv``/``Ger`` is one explicit
+loop after the product, in ``perform``'s order of operations; ``beta == 0``
+never reads the accumulator (BLAS semantics, so ``nan`` there does not
+leak). The ``inplace``/``destructive`` variants write into their first
+input, as their ``destroy_map`` declares.
+"""
+
+from __future__ import annotations
+
+from lucent.link.numba.dispatch.basic import numba_funcify
+from lucent.link.numba.dispatch.shape import dtype_text, esc, fail, loops, make_kernel
+from lucent.tensor.blas import Dot22, Gemm, Gemv, Ger
+from lucent.tensor.math import Dot, MatMul
+
+# Product of contiguous operands into ``out`` (C-contiguous, the result's dtype).
+DOT_INTO = '''
+@numba.njit
+def _dot_b(a, b, out):
+    if b.ndim == 2 and b.flags.f_contiguous and not b.flags.c_contiguous:
+        np.dot(a, np.asfortranarray(b), out)
+    else:
+        np.dot(a, np.ascontiguousarray(b), out)
+
+@numba.njit
+def _dot_into(a, b, out):
+    if a.ndim == 2 and a.flags.f_contiguous and not a.flags.c_contiguous:
+        _dot_b(np.asfortranarray(a), b, out)
+    else:
+        _dot_b(np.ascontiguousarray(a), b, out)
+'''
+
+def _loop_dot_text(na, nb, dtype):
+    """``_loop_dot(a, b, out)`` for the ranks given: the product for dtypes BLAS does not
+    handle (ints, bool), as NumPy computes it (a boolean dot is OR of ANDs)."""
+    is_bool = str(dtype) == "bool"
+    ai = (lambda i, p: f"a[{i}, {p}]") if na == 2 else (lambda i, p: f"a[{p}]")
+    bi = (lambda p, j: f"b[{p}, {j}]") if nb == 2 else (lambda p, j: f"b[{p}]")
+    oi = [["i"] if na == 2 else [], ["j"] if nb == 2 else []]
+    target = "out[" + ", ".join(oi[0] + oi[1]) + "]" if oi[0] + oi[1] else "out[()]"
+    term = f"{ai('i', 'p')} and {bi('p', 'j')}" if is_bool else f"{ai('i', 'p')} * {bi('p', 'j')}"
+    update = f"acc = acc or ({term})" if is_bool else f"acc += {term}"
+    zero = "False" if is_bool else f"{dtype_text(dtype)}(0)"
+    return f"""
+@numba.njit
+def _loop_dot(a, b, out):
+    for i in range({'a.shape[0]' if na == 2 else 1}):
+        for j in range({'b.shape[1]' if nb == 2 else 1}):
+            acc = {zero}
+            for p in range(b.shape[0]):
+                {update}
+            {target} = acc
+"""
+
+
+def _is_blas(dtype):
+    return str(dtype) in ("float32", "float64", "complex64", "complex128")
+
+
+def _product_helpers(dtype, na=2, nb=2):
+    """Helper text and the name of the function computing ``out = a @ b`` for ``dtype``."""
+    if _is_blas(dtype):
+        return [DOT_INTO], "_dot_into"
+    return [_loop_dot_text(na, nb, dtype)], "_loop_dot"
+
+
+def _operand(name, var, dtype):
+    """``name`` cast to the product dtype when its own dtype differs (NumPy upcasts first)."""
+    if var.type.dtype == str(dtype):
+        return name
+    return f"{name}.astype({dtype_text(dtype)})"
+
+
+# --------------------------------------------------------------------------- #
+# Dot and Dot22
+# --------------------------------------------------------------------------- #
+def _dot_kernel(op, node, what):
+    a_var, b_var = node.inputs
+    na, nb = a_var.type.ndim, b_var.type.ndim
+    dtype = node.outputs[0].type.dtype
+    helpers, fn = _product_helpers(dtype, na, nb)
+    ka = f"a.shape[{na - 1}]"
+    if what == "Dot22":
+        message = f"{esc(op)}: X {{}} and Y {{}} are not aligned"
+        args = ["a.shape", "b.shape"]
+    else:
+        message = "Dot: shapes {} and {} not aligned: {} != {}"
+        args = ["a.shape", "b.shape", ka, "b.shape[0]"]
+    lines = [f"if {ka} != b.shape[0]:", "    " + fail("Value", message, *args)]
+    out_shape = ([] if na == 1 else ["a.shape[0]"]) + ([] if nb == 1 else ["b.shape[1]"])
+    shape = "(" + ", ".join(out_shape) + ("," if len(out_shape) == 1 else "") + ")"
+    lines.append(f"out = np.empty({shape}, {dtype_text(dtype)})")
+    a, b = _operand("a", a_var, dtype), _operand("b", b_var, dtype)
+    if na == 1 and nb == 1 and _is_blas(dtype):
+        # vdot: a 0-d result cannot be BLAS's ``out``.
+        lines.append(f"out[()] = np.dot(np.ascontiguousarray({a}), np.ascontiguousarray({b}))")
+    else:
+        lines.append(f"{fn}({a}, {b}, out)")
+    lines.append("return out")
+    return make_kernel(what.lower(), ["a", "b"], lines, helpers)
+
+
+@numba_funcify.register(Dot, version=1)
+def numba_funcify_Dot(op, node, **kwargs):
+    """``np.dot`` of 1-d/2-d operands through BLAS (loops for ints and bool)."""
+    return _dot_kernel(op, node, "Dot")
+
+
+@numba_funcify.register(Dot22, version=1)
+def numba_funcify_Dot22(op, node, **kwargs):
+    """Matrix product (xGEMM with alpha=1, beta=0) into a new C-contiguous array."""
+    return _dot_kernel(op, node, "Dot22")
+
+
+# --------------------------------------------------------------------------- #
+# MatMul
+# --------------------------------------------------------------------------- #
+@numba_funcify.register(MatMul, version=1)
+def numba_funcify_MatMul(op, node, **kwargs):
+    """``np.matmul`` of equal-rank operands: one BLAS product per batch position.
+
+    A batch dimension broadcasts only when its static length is 1, as in
+    ``perform``; it is then read at index 0.
+    """
+    a_var, b_var = node.inputs
+    nd = a_var.type.ndim
+    dtype = node.outputs[0].type.dtype
+    helpers, fn = _product_helpers(dtype)
+    lines = []
+    for d in range(nd - 2):
+        la, lb = f"a.shape[{d}]", f"b.shape[{d}]"
+        ok = [f"{la} == {lb}"]
+        if a_var.type.shape[d] == 1:
+            ok.append(f"{la} == 1")
+        if b_var.type.shape[d] == 1:
+            ok.append(f"{lb} == 1")
+        lines += [
+            f"if not ({' or '.join(ok)}):",
+            "    " + fail("Value", "matmul: batch shapes {} and {} are not compatible (a batch dimension can "
+                         "broadcast only if its static length is 1)", f"a.shape[:{nd - 2}]", f"b.shape[:{nd - 2}]"),
+        ]
+    lines += [
+        f"if a.shape[{nd - 1}] != b.shape[{nd - 2}]:",
+        "    " + fail("Value", "matmul: shapes {} and {} do not match: {} != {}", "a.shape", "b.shape",
+                     f"a.shape[{nd - 1}]", f"b.shape[{nd - 2}]"),
+    ]
+    batch = [f"n{d}" for d in range(nd - 2)]
+    lines += [f"n{d} = b.shape[{d}] if a.shape[{d}] == 1 else a.shape[{d}]" for d in range(nd - 2)]
+    out_dims = batch + [f"a.shape[{nd - 2}]", f"b.shape[{nd - 1}]"]
+    lines.append(f"out = np.empty(({', '.join(out_dims)}), {dtype_text(dtype)})")
+    a, b = _operand("a", a_var, dtype), _operand("b", b_var, dtype)
+    if a != "a" or b != "b":
+        lines += [f"ax = {a}", f"bx = {b}"]
+        a, b = "ax", "bx"
+    cvars = [f"c{d}" for d in range(nd - 2)]
+    ia = ["0" if a_var.type.shape[d] == 1 else cvars[d] for d in range(nd - 2)]
+    ib = ["0" if b_var.type.shape[d] == 1 else cvars[d] for d in range(nd - 2)]
+
+    def sub(name, items):
+        return f"{name}[{', '.join(items)}]" if items else name
+
+    call = f"{fn}({sub(a, ia)}, {sub(b, ib)}, {sub('out', cvars)})"
+    lines += loops(zip(cvars, batch), [call])
+    lines.append("return out")
+    return make_kernel("matmul", ["a", "b"], lines, helpers)
+
+
+# --------------------------------------------------------------------------- #
+# Gemm, Gemv, Ger
+# --------------------------------------------------------------------------- #
+def _accumulate_kernel(op, node, name, ndim):
+    """``beta * z + alpha * (a @ b)``; in place writes z (perform's order of operations)."""
+    dtype = node.outputs[0].type.dtype
+    helpers, fn = _product_helpers(dtype)
+    first = "X" if ndim == 2 else "A"
+    second = "Y" if ndim == 2 else "x"
+    prod_shape = "(a.shape[0], b.shape[1])" if ndim == 2 else "(a.shape[0],)"
+    lines = [
+        "alpha = np.asarray(alpha_).item()",
+        "beta = np.asarray(beta_).item()",
+        "if a.shape[1] != b.shape[0]:",
+        "    " + fail("Value", f"{esc(op)}: {first} {{}} and {second} {{}} are not aligned", "a.shape", "b.shape"),
+        f"if z.shape != {prod_shape}:",
+        "    " + fail("Value", f"{esc(op)}: the accumulator has shape {{}} but the product has shape {{}}",
+                     "z.shape", prod_shape),
+        f"prod = np.empty({prod_shape}, {dtype_text(dtype)})",
+        f"{fn}(a, b, prod)",
+    ]
+    ivars = ["i", "j"][:ndim]
+    idx = ", ".join(ivars)
+    dims = list(zip(ivars, ["prod.shape[0]", "prod.shape[1]"][:ndim]))
+    if op.inplace:
+        lines += [
+            "if beta == 0:",
+            *["    " + ln for ln in loops(dims, [f"z[{idx}] = alpha * prod[{idx}]"])],
+            "else:",
+            *["    " + ln for ln in loops(dims, [f"z[{idx}] = beta * z[{idx}] + alpha * prod[{idx}]"])],
+            "return z",
+        ]
+    else:
+        lines += [
+            "if beta == 0:",
+            "    if alpha != 1:",
+            *["        " + ln for ln in loops(dims, [f"prod[{idx}] = alpha * prod[{idx}]"])],
+            "else:",
+            *["    " + ln for ln in loops(dims, [f"prod[{idx}] = alpha * prod[{idx}] + beta * z[{idx}]"])],
+            "return prod",
+        ]
+    return make_kernel(name, ["z", "alpha_", "a", "b", "beta_"], lines, helpers)
+
+
+@numba_funcify.register(Gemm, version=1)
+def numba_funcify_Gemm(op, node, **kwargs):
+    """``beta * Z + alpha * dot(X, Y)``; ``Gemm{inplace}`` overwrites Z."""
+    return _accumulate_kernel(op, node, "gemm", 2)
+
+
+@numba_funcify.register(Gemv, version=1)
+def numba_funcify_Gemv(op, node, **kwargs):
+    """``beta * y + alpha * dot(A, x)``; ``Gemv{inplace}`` overwrites y."""
+    return _accumulate_kernel(op, node, "gemv", 1)
+
+
+@numba_funcify.register(Ger, version=1)
+def numba_funcify_Ger(op, node, **kwargs):
+    """``A + alpha * outer(x, y)`` in one loop; ``Ger{destructive}`` overwrites A."""
+    lines = [
+        "alpha = np.asarray(alpha_).item()",
+        "if A.shape[0] != x.shape[0] or A.shape[1] != y.shape[0]:",
+        "    " + fail("Value", f"{esc(op)}: A has shape {{}} but outer(x, y) has shape {{}}",
+                     "A.shape", "(x.shape[0], y.shape[0])"),
+        "out = A" if op.destructive else f"out = np.empty(A.shape, {dtype_text(node.outputs[0].type.dtype)})",
+        "for i in range(A.shape[0]):",
+        "    ax = alpha * x[i]",
+        "    for j in range(A.shape[1]):",
+        "        out[i, j] = A[i, j] + ax * y[j]",
+        "return out",
+    ]
+    return make_kernel("ger", ["A", "alpha_", "x", "y"], lines)
+
+
+__all__ = [
+    "numba_funcify_Dot",
+    "numba_funcify_Dot22",
+    "numba_funcify_Gemm",
+    "numba_funcify_Gemv",
+    "numba_funcify_Ger",
+    "numba_funcify_MatMul",
+]

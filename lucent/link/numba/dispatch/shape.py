@@ -1,0 +1,249 @@
+"""Numba kernels of the shape ops (``Shape``, ``Shape_i``, ``SpecifyShape``, ``Reshape``).
+
+Every kernel here is generated as source text with the node's static facts
+(rank, which ``SpecifyShape`` entries are ``NoneConst``) written in as
+literals, then compiled by :func:`kernel_from_source`, so it is cached on
+disk under the hash of its text.
+
+This module also holds the small text-generation helpers that the other
+structural kernels (subtensor, tensor_basic, blas) share:
+
+* values arrive the way ``perform`` receives them: tensors (0-d included)
+  as arrays, scalars as numbers, ``NoneConst`` as ``None``. ``INT`` /
+  ``ITEM`` read a number from either a 0-d array or a plain scalar
+  (``np.asarray(v).item()`` compiles for both), so a kernel does not depend
+  on how the linker chooses to pass 0-d values.
+* Building a message with ``str()`` inside a kernel costs about half a
+  second of compile time per kernel, so errors are raised as
+  ``KernelValueError(template, *ints)``: Numba passes the run-time values
+  to Python, where the exception formats the template. The classes derive
+  from the built-in ones ``perform`` raises, and the messages read alike.
+"""
+
+from __future__ import annotations
+
+from lucent.link.numba.dispatch.basic import kernel_from_source, numba_funcify
+from lucent.tensor.shape import NoneTypeT, Reshape, Shape, Shape_i, SpecifyShape
+
+#: Bumped when the shared helper text below changes meaning (it is part of
+#: every generated kernel's text, so this also invalidates cached kernels).
+HELPERS_VERSION = 1
+
+
+def INT(name):
+    """Text reading an integer (0-d array or scalar) ``name`` as an int64."""
+    return f"np.int64(np.asarray({name}).item())"
+
+
+def ITEM(name):
+    """Text reading the number held by a 0-d array (or scalar) ``name``."""
+    return f"np.asarray({name}).item()"
+
+
+class _FormattedError(Exception):
+    """An exception whose message is ``template.format(*args)``, formatted in Python."""
+
+    def __init__(self, template, *args):
+        super().__init__(template.format(*args) if args else template)
+
+    def __reduce__(self):
+        return type(self), (str(self),)
+
+
+class KernelIndexError(_FormattedError, IndexError):
+    """``IndexError`` raised from a kernel, formatted from run-time values."""
+
+
+class KernelValueError(_FormattedError, ValueError):
+    """``ValueError`` raised from a kernel, formatted from run-time values."""
+
+
+class KernelAssertionError(_FormattedError, AssertionError):
+    """``AssertionError`` raised from a kernel, formatted from run-time values."""
+
+
+_ERRORS = "from lucent.link.numba.dispatch.shape import KernelAssertionError, KernelIndexError, KernelValueError"
+
+
+def esc(text):
+    """``text`` safe inside a ``str.format`` template (op names contain braces)."""
+    return str(text).replace("{", "{{").replace("}", "}}")
+
+
+def fail(kind, template, *args):
+    """Text of ``raise Kernel<kind>Error(template, *args)``; ``{}`` in ``template`` take ``args``."""
+    values = "".join(f", {a}" for a in args)
+    return f"raise Kernel{kind}Error({template!r}{values})"
+
+
+def py_tuple(items):
+    """Python source of a tuple of the expressions ``items`` (``(a,)`` for one item)."""
+    if not items:
+        return "()"
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def quote(text):
+    """``text`` as a Python string literal for generated code."""
+    return repr(str(text))
+
+
+def make_kernel(name, params, body, helpers=(), version=HELPERS_VERSION):
+    """Compile ``def name(*params): body`` (body is a list of lines) from source text.
+
+    ``helpers`` are the source texts of module-level ``@numba.njit``
+    functions the body calls; they are part of the hashed text, so a change in a helper gives
+    new kernels and never loads a stale cache entry.
+    """
+    lines = [f"# structural kernels, helpers v{version}", _ERRORS]
+    lines.extend(helpers)
+    lines.append(f"def {name}({', '.join(params)}):")
+    lines.extend("    " + line for line in body)
+    return kernel_from_source("\n".join(lines) + "\n", name, imports="import numba" if helpers else "")
+
+
+def loops(pairs, body):
+    """Nested ``for var in range(length)`` lines around ``body`` (explicit loops compile
+    several times faster in Numba than array assignment with broadcasting)."""
+    lines, ind = [], ""
+    for var, length in pairs:
+        lines.append(f"{ind}for {var} in range({length}):")
+        ind += "    "
+    return lines + [ind + line for line in body]
+
+
+def broadcast_items(var_type, index_vars):
+    """Index texts reading ``var`` (right-aligned) at the positions ``index_vars``.
+
+    A dimension whose static length is 1 is read at 0: it is the only kind
+    of dimension ``perform`` lets broadcast (``_check_y_broadcast``,
+    ``Alloc``), and the run-time check has made every other one match.
+    """
+    offset = len(index_vars) - var_type.ndim
+    return ["0" if var_type.shape[d] == 1 else index_vars[offset + d] for d in range(var_type.ndim)]
+
+
+def at(name, items):
+    """``name[i, j]``, or ``name[()]`` for no index (a 0-d array)."""
+    return f"{name}[{', '.join(items)}]" if items else f"{name}[()]"
+
+
+def read(name, items):
+    """Text reading ``name`` at ``items``; a 0-d value may also be a plain number."""
+    return at(name, items) if items else ITEM(name)
+
+
+def params_for(node, prefix="i"):
+    """One parameter name per input of ``node``: ``i0, i1, ...``."""
+    return [f"{prefix}{k}" for k in range(len(node.inputs))]
+
+
+def dtype_text(dtype):
+    """``np.float64`` etc.: the NumPy scalar type of a dtype name, as text."""
+    return f"np.{'bool_' if str(dtype) == 'bool' else str(dtype)}"
+
+
+# --------------------------------------------------------------------------- #
+# Shape / Shape_i
+# --------------------------------------------------------------------------- #
+@numba_funcify.register(Shape, version=1)
+def numba_funcify_Shape(op, node, **kwargs):
+    """An int64 vector with the run-time lengths; written entry by entry (works for 0-d)."""
+    ndim = node.inputs[0].type.ndim
+    body = [f"out = np.empty({ndim}, np.int64)"]
+    body += [f"out[{d}] = x.shape[{d}]" for d in range(ndim)]
+    body.append("return out")
+    return make_kernel("shape", ["x"], body)
+
+
+@numba_funcify.register(Shape_i, version=1)
+def numba_funcify_Shape_i(op, node, **kwargs):
+    """A 0-d int64 array holding one run-time length."""
+    body = ["out = np.empty((), np.int64)", f"out[()] = x.shape[{op.i}]", "return out"]
+    return make_kernel(f"shape_i{op.i}", ["x"], body)
+
+
+# --------------------------------------------------------------------------- #
+# SpecifyShape
+# --------------------------------------------------------------------------- #
+@numba_funcify.register(SpecifyShape, version=1)
+def numba_funcify_SpecifyShape(op, node, **kwargs):
+    """Check every given length and return the input itself (a view, as ``perform``).
+
+    ``NoneConst`` entries are known when the node is built, so they
+    generate no check at all; the rank is fixed by the Numba type.
+    """
+    x_var, *entries = node.inputs
+    ndim = x_var.type.ndim
+    params = ["x"] + [f"s{d}" for d in range(ndim)]
+    checked = [d for d, e in enumerate(entries) if not isinstance(e.type, NoneTypeT)]
+    body = [f"e{d} = {INT(f's{d}')}" for d in checked]
+    spec_args = [f"e{d}" for d in checked]
+    specified = "(" + ", ".join("{}" if d in checked else "?" for d in range(ndim)) + ")"
+    for d in checked:
+        body += [
+            f"if x.shape[{d}] != e{d}:",
+            "    " + fail(
+                "Assertion",
+                f"SpecifyShape: dim {d} of input has length {{}}, expected {{}} (input shape {{}}, "
+                f"specified {specified})",
+                f"x.shape[{d}]", f"e{d}", "x.shape", *spec_args,
+            ),
+        ]
+    body.append("return x")
+    return make_kernel("specify_shape", params, body)
+
+
+# --------------------------------------------------------------------------- #
+# Reshape
+# --------------------------------------------------------------------------- #
+@numba_funcify.register(Reshape, version=1)
+def numba_funcify_Reshape(op, node, **kwargs):
+    """Reshape in C order: a view of a contiguous input, a copy of a strided one.
+
+    Numba reshapes only arrays it knows are contiguous, so the input goes
+    through ``np.ascontiguousarray`` (which copies only when the array is
+    not C-contiguous at run time). The ``-1`` entry is resolved here to give
+    ``perform``'s error messages.
+    """
+    ndim = op.ndim
+    names = [f"s{d}" for d in range(ndim)]
+    req = py_tuple(names)
+    body = [
+        f"if shp.shape[0] != {ndim}:",
+        "    " + fail("Value", f"Reshape{{{{{ndim}}}}}: got a shape with {{}} entries", "shp.shape[0]"),
+    ]
+    body += [f"{n} = np.int64(shp[{d}])" for d, n in enumerate(names)]
+    body += ["n_neg = 0", "bad = False", "known = np.int64(1)"]
+    for n in names:
+        body += [
+            f"if {n} == -1:",
+            "    n_neg += 1",
+            f"elif {n} < 0:",
+            "    bad = True",
+            "else:",
+            f"    known *= {n}",
+        ]
+    body += [
+        "if n_neg > 1 or bad:",
+        "    " + fail("Value", "Cannot reshape input of shape {} to shape {}: only one entry may be -1 "
+                     "and the others must be non-negative", "x.shape", req),
+        "size = np.int64(x.size)",
+        "if (n_neg == 1 and (known == 0 or size % known != 0)) or (n_neg == 0 and known != size):",
+        "    " + fail("Value", "Cannot reshape input of shape {} (size {}) to shape {}", "x.shape", "size", req),
+    ]
+    for n in names:
+        body.append(f"if {n} == -1:")
+        body.append(f"    {n} = size // known")
+    # Also right for a 0-d input: it becomes a 1-element vector first.
+    src = "np.ascontiguousarray(x)"
+    body.append(f"return {src}.reshape({py_tuple(names)})")
+    return make_kernel(f"reshape{ndim}", ["x", "shp"], body)
+
+
+__all__ = [
+    "numba_funcify_Reshape",
+    "numba_funcify_Shape",
+    "numba_funcify_Shape_i",
+    "numba_funcify_SpecifyShape",
+]

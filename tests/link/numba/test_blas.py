@@ -1,0 +1,117 @@
+"""Numba kernels of the products agree with ``perform``: every rank pair, dtypes, layouts, in place."""
+
+import numpy as np
+import pytest
+
+import lucent.tensor as lt
+from lucent.link.numba.dispatch import blas  # noqa: F401 (registers the kernels)
+from lucent.tensor.blas import Dot22, Gemm, Gemv, Ger
+from lucent.tensor.math import Dot, MatMul
+from tests.link.numba.test_shape import check, check_raises
+
+rng = np.random.default_rng(0)
+
+
+def _v(shape, dtype):
+    if dtype == "bool":
+        return rng.random(shape) > 0.5
+    if dtype.startswith("int"):
+        return rng.integers(-3, 4, size=shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float32", "float32"), ("float32", "float64"),
+                                    ("int64", "int64"), ("int32", "int64"), ("bool", "bool")])
+@pytest.mark.parametrize("ranks", [(1, 1), (2, 1), (1, 2), (2, 2)])
+def test_dot(dtypes, ranks):
+    a = lt.tensor(dtypes[0], shape=(None,) * ranks[0])
+    b = lt.tensor(dtypes[1], shape=(None,) * ranks[1])
+    out = Dot()(a, b)
+    shapes = {(1, 1): ((4,), (4,)), (2, 1): ((3, 4), (4,)), (1, 2): ((4,), (4, 5)), (2, 2): ((3, 4), (4, 5))}
+    sa, sb = shapes[ranks]
+    check(out, _v(sa, dtypes[0]), _v(sb, dtypes[1]))
+    # empty inner and outer dimensions
+    check(out, _v(tuple(0 if d == sa[-1] else d for d in sa), dtypes[0]),
+          _v(tuple(0 if k == 0 else d for k, d in enumerate(sb)), dtypes[1]))
+    bad = tuple(d + 1 if k == 0 else d for k, d in enumerate(sb))
+    check_raises(out, _v(sa, dtypes[0]), _v(bad, dtypes[1]), match="not aligned")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_dot22_layouts(dtype):
+    x, y = lt.tensor(dtype, shape=(None, None)), lt.tensor(dtype, shape=(None, None))
+    out = Dot22()(x, y)
+    X, Y = _v((6, 4), dtype), _v((4, 5), dtype)
+    check(out, X, Y, view=False)
+    check(out, np.asfortranarray(X), Y)  # Fortran-ordered (a transpose)
+    check(out, _v((4, 6), dtype).T, _v((8, 5), dtype)[::2])  # transposed and strided
+    check(out, X[:, ::-1], np.asfortranarray(Y)[::-1])
+    check(out, _v((0, 4), dtype), Y)
+    check_raises(out, X, _v((5, 5), dtype), match=r"X \(6, 4\) and Y \(5, 5\) are not aligned")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "bool"])
+def test_matmul_batched(dtype):
+    a = lt.tensor(dtype, shape=(None, None, None))
+    b = lt.tensor(dtype, shape=(None, None, None))
+    check(MatMul()(a, b), _v((3, 2, 4), dtype), _v((3, 4, 5), dtype))
+    check(MatMul()(a, b), _v((3, 4, 2), dtype).transpose(0, 2, 1), _v((3, 4, 5), dtype)[:, :, ::-1])
+    a1 = lt.tensor(dtype, shape=(1, None, None))
+    check(MatMul()(a1, b), _v((1, 2, 4), dtype), _v((3, 4, 5), dtype))
+    b1 = lt.tensor(dtype, shape=(None, 1, None, None))
+    a4 = lt.tensor(dtype, shape=(None, None, None, None))
+    check(MatMul()(a4, b1), _v((2, 3, 2, 4), dtype), _v((2, 1, 4, 1), dtype))
+    check(MatMul()(lt.tensor(dtype, shape=(None, None)), lt.tensor(dtype, shape=(None, None))),
+          _v((2, 3), dtype), _v((3, 4), dtype))
+    check_raises(MatMul()(a, b), _v((3, 2, 4), dtype), _v((2, 4, 5), dtype), match="batch shapes")
+    check_raises(MatMul()(a, b), _v((1, 2, 4), dtype), _v((2, 4, 5), dtype), match="batch shapes")
+    check_raises(MatMul()(a, b), _v((3, 2, 4), dtype), _v((3, 3, 5), dtype), match="do not match")
+
+
+def test_matmul_mixed_dtypes():
+    a = lt.tensor("float32", shape=(None, None, None))
+    b = lt.tensor("float64", shape=(None, None, None))
+    check(MatMul()(a, b), _v((2, 3, 4), "float32"), _v((2, 4, 2), "float64"))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("alpha, beta", [(1.0, 0.0), (-0.5, 1.0), (2.0, 0.5), (0.0, 1.0)])
+def test_gemm(dtype, inplace, alpha, beta):
+    z, x, y = (lt.tensor(dtype, shape=(None, None)) for _ in range(3))
+    a, b = lt.tensor(dtype, shape=()), lt.tensor(dtype, shape=())
+    out = Gemm(inplace)(z, a, x, y, b)
+    Z = _v((3, 5), dtype)
+    if beta == 0:
+        Z[0, 0] = np.nan  # not read when beta == 0
+    args = (np.asarray(alpha, dtype), _v((3, 4), dtype), _v((4, 5), dtype), np.asarray(beta, dtype))
+    check(out, Z, *args, inplace=inplace, view=None if inplace else False)
+    check(out, Z, args[0], _v((4, 3), dtype).T, _v((5, 4), dtype).T, args[3], inplace=inplace)
+    check_raises(out, Z, args[0], _v((3, 4), dtype), _v((3, 5), dtype), args[3], match="not aligned")
+    check_raises(out, Z[:2], *args, match="accumulator has shape")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("alpha, beta", [(1.0, 0.0), (-0.5, 1.0), (2.0, 0.5)])
+def test_gemv(dtype, inplace, alpha, beta):
+    yv, A, xv = lt.tensor(dtype, shape=(None,)), lt.tensor(dtype, shape=(None, None)), lt.tensor(dtype, shape=(None,))
+    a, b = lt.tensor(dtype, shape=()), lt.tensor(dtype, shape=())
+    out = Gemv(inplace)(yv, a, A, xv, b)
+    Y = _v((3,), dtype)
+    args = (np.asarray(alpha, dtype), _v((3, 4), dtype), _v((4,), dtype), np.asarray(beta, dtype))
+    check(out, Y, *args, inplace=inplace, view=None if inplace else False)
+    check(out, Y, args[0], _v((4, 3), dtype).T, _v((8,), dtype)[::2], args[3], inplace=inplace)
+    check_raises(out, Y, args[0], args[1], _v((5,), dtype), args[3], match="not aligned")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("destructive", [False, True])
+def test_ger(dtype, destructive):
+    A, x, y = lt.tensor(dtype, shape=(None, None)), lt.tensor(dtype, shape=(None,)), lt.tensor(dtype, shape=(None,))
+    a = lt.tensor(dtype, shape=())
+    out = Ger(destructive)(A, a, x, y)
+    args = (np.asarray(0.5, dtype), _v((3,), dtype), _v((4,), dtype))
+    check(out, _v((3, 4), dtype), *args, inplace=destructive, view=None if destructive else False)
+    check(out, _v((4, 3), dtype).T, *args, inplace=destructive)
+    check_raises(out, _v((3, 5), dtype), *args, match="outer")
