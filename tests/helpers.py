@@ -1,6 +1,39 @@
 """Test helpers shared across the suite."""
 
+import lucent
 from lucent.graph.traversal import io_toposort
+
+# The modes ``run`` compiles with, by the id the test variants carry.
+MODES = {"py": "FAST_COMPILE", "numba": "FAST_RUN"}
+
+# Set by the ``lucent_mode`` fixture of tests/conftest.py for the running test.
+_current_mode = None
+
+
+def current_mode():
+    """The mode name ``run`` compiles with in the running test."""
+    if _current_mode is None:
+        raise RuntimeError(
+            "tests.helpers.run needs a mode: import it at module level "
+            "(`from tests.helpers import run`) or request the `lucent_mode` fixture, "
+            "so that tests/conftest.py runs the test on every mode"
+        )
+    return _current_mode
+
+
+def run(outputs, givens):
+    """Compile ``outputs`` with the running test's mode and return their values.
+
+    ``givens`` maps the graph's (non-constant) input Variables to their values.
+    The test runs once per mode in ``MODES`` (see tests/conftest.py): the Python
+    reference path and the fully rewritten fast path. Like
+    ``evaluate_with_perform``, a single output gives a value, a list a list.
+    """
+    single = not isinstance(outputs, (list, tuple))
+    outs = [outputs] if single else list(outputs)
+    f = lucent.function(list(givens), outs, mode=current_mode(), on_unused_input="ignore")
+    result = f(*givens.values())
+    return result[0] if single else list(result)
 
 
 def evaluate_with_perform(outputs, givens):

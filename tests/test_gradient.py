@@ -25,7 +25,7 @@ from lucent.gradient import (
 )
 from lucent.graph.basic import Apply
 from lucent.graph.op import Op
-from tests.helpers import evaluate_with_perform as run
+from tests.helpers import run
 
 rng = np.random.default_rng(3)
 

@@ -13,6 +13,9 @@ from lucent.graph.basic import Apply
 from lucent.graph.fg import FunctionGraph
 from lucent.graph.op import Op
 
+# Compiles with the default mode: run each test on both paths.
+pytestmark = pytest.mark.both_modes
+
 
 class FailIfNegative(Op):
     """Returns its input + 1, but raises on negative values (to test failing calls)."""

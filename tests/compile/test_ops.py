@@ -9,6 +9,9 @@ import lucent
 import lucent.tensor as lt
 from lucent.compile.ops import DeepCopyOp, ViewOp, as_op, deep_copy_op, view_op
 
+# Compiles with the default mode: run each test on both paths.
+pytestmark = pytest.mark.both_modes
+
 
 def test_deep_copy_op():
     x = lt.dvector("x")

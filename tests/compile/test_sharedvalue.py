@@ -4,6 +4,7 @@ import copy
 import pickle
 
 import numpy as np
+import pytest
 
 import lucent
 from lucent.compile.sharedvalue import SharedVariable, shared
@@ -23,6 +24,7 @@ def test_pickle_shared_variable():
     assert s.get_value()[0] == 0
 
 
+@pytest.mark.both_modes
 def test_function_sees_set_value_borrow():
     s = shared(np.zeros(2))
     f = lucent.function([], s + 1)

@@ -7,7 +7,7 @@ import pytest
 
 import lucent.scalar as ls
 from lucent.scalar import basic as ps
-from tests.helpers import evaluate_with_perform as run
+from tests.helpers import run
 
 
 # --- ScalarType ----------------------------------------------------------------

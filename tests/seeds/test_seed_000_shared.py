@@ -42,6 +42,7 @@ def test_set_value_copies_unless_borrow():
     assert s.get_value()[1] == 7
 
 
+@pytest.mark.both_modes
 def test_new_value_seen_by_all_functions():
     s = shared(np.float64(1.0))
     f = lucent.function([], s * 2)
@@ -77,6 +78,7 @@ def test_strict_forbids_casting():
     assert t.get_value().dtype == np.float64
 
 
+@pytest.mark.both_modes
 def test_container_attribute_used_as_implicit_parameter():
     s = shared(np.float64(2.0), name="s")
     f = lucent.function([], s + 1)

@@ -28,6 +28,7 @@ def test_get_value_borrow_cpu_returns_original():
     assert s.get_value() is not s.get_value(borrow=True)
 
 
+@pytest.mark.both_modes
 def test_set_value_seen_by_functions():
     s = shared(np.zeros(2))
     f = lucent.function([], s)

@@ -7,6 +7,9 @@ import lucent
 import lucent.tensor as T
 from lucent import In, Out, function
 
+# Compiles with the default mode: run each test on both paths.
+pytestmark = pytest.mark.both_modes
+
 
 def test_inc_example_defaults_and_updates():
     u, x, s = T.scalars("u", "x", "s")

@@ -108,6 +108,7 @@ def test_variable_clone_doc():
     assert c.owner is None and c.index is None and c.name == "x" and c.tag.note == "kept"
 
 
+@pytest.mark.both_modes
 def test_function_examples():
     a = lt.constant(1.5)
     b = lt.fscalar()

@@ -9,6 +9,9 @@ from lucent.compile.function_module import FunctionMaker
 from lucent.graph.basic import Constant
 from lucent.graph.fg import MissingInputError
 
+# Compiles with the default mode: run each test on both paths.
+pytestmark = pytest.mark.both_modes
+
 
 def test_constant_and_function_examples():
     a = tensor.constant(1.5)  # declare a symbolic constant

@@ -190,6 +190,7 @@ def test_double_with_eq_override():
     assert EqDouble() == EqDouble()
 
 
+@pytest.mark.both_modes
 def test_double_in_a_compiled_function():
     x, y = double("x"), double("y")
     z = DoubleAdd()(x, y)

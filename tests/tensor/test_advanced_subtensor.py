@@ -8,7 +8,7 @@ import lucent.tensor as lt
 import lucent.tensor.advanced_subtensor as A
 import lucent.tensor.subtensor as ST
 from lucent.gradient import verify_grad
-from tests.helpers import evaluate_with_perform as run
+from tests.helpers import run
 from tests.tensor.test_shape import check_infer_shape
 from tests.tensor.test_subtensor import _inputs
 

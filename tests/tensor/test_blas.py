@@ -7,10 +7,9 @@ import lucent
 import lucent.tensor as lt
 from lucent.gradient import verify_grad
 from lucent.tensor.blas import Dot22, Gemm, Gemv, Ger
-from tests.helpers import evaluate_with_perform
+from tests.helpers import current_mode, run
 
 rng = np.random.default_rng(3)
-PY = lucent.Mode(linker="py", optimizer=None)
 
 
 def test_str():
@@ -37,9 +36,9 @@ def test_gemm_values(dtype):
     assert out.type.dtype == dtype
     vals = [rng.normal(size=(3, 2)), np.array(1.5), rng.normal(size=(3, 4)), rng.normal(size=(4, 2)), np.array(-0.5)]
     vals = [np.asarray(v, dtype=dtype) for v in vals]
-    res = evaluate_with_perform(out, dict(zip((Z, a, X, Y, b), vals)))
+    res = run(out, dict(zip((Z, a, X, Y, b), vals)))
     np.testing.assert_allclose(res, vals[4] * vals[0] + vals[1] * vals[2] @ vals[3], rtol=1e-5)
-    f = lucent.function([Z, a, X, Y, b], out, mode=PY)
+    f = lucent.function([Z, a, X, Y, b], out, mode=current_mode())
     np.testing.assert_allclose(f(*vals), res)
     np.testing.assert_allclose(f(*vals), res)  # reused output buffer
 
@@ -47,7 +46,7 @@ def test_gemm_values(dtype):
 def test_gemm_beta_zero_does_not_read_accumulator():
     Z, X, Y = lt.dmatrices("Z", "X", "Y")
     out = Gemm()(Z, 2.0, X, Y, 0.0)
-    f = lucent.function([Z, X, Y], out, mode=PY)
+    f = lucent.function([Z, X, Y], out, mode=current_mode())
     Xv, Yv = rng.normal(size=(2, 3)), rng.normal(size=(3, 2))
     np.testing.assert_allclose(f(np.full((2, 2), np.nan), Xv, Yv), 2 * Xv @ Yv)
 
@@ -80,7 +79,7 @@ def test_gemm_make_node_errors():
 
 def test_gemm_runtime_shape_error():
     Z, X, Y = lt.dmatrices("Z", "X", "Y")
-    f = lucent.function([Z, X, Y], Gemm()(Z, 1.0, X, Y, 1.0), mode=PY)
+    f = lucent.function([Z, X, Y], Gemm()(Z, 1.0, X, Y, 1.0), mode=current_mode())
     with pytest.raises(ValueError, match="accumulator"):
         f(np.zeros((3, 3)), np.zeros((2, 4)), np.zeros((4, 2)))
 
@@ -100,7 +99,7 @@ def test_gemv_values_and_beta_zero():
     y, x = lt.dvectors("y", "x")
     A = lt.dmatrix("A")
     a, b = lt.dscalars("a", "b")
-    f = lucent.function([y, a, A, x, b], Gemv()(y, a, A, x, b), mode=PY)
+    f = lucent.function([y, a, A, x, b], Gemv()(y, a, A, x, b), mode=current_mode())
     yv, Av, xv = rng.normal(size=3), rng.normal(size=(3, 4)), rng.normal(size=4)
     np.testing.assert_allclose(f(yv, 2.0, Av, xv, 0.5), 0.5 * yv + 2.0 * Av @ xv)
     np.testing.assert_allclose(f(np.full(3, np.nan), 1.0, Av, xv, 0.0), Av @ xv)
@@ -112,7 +111,7 @@ def test_ger_values():
     A = lt.dmatrix("A")
     x, y = lt.dvectors("x", "y")
     a = lt.dscalar("a")
-    f = lucent.function([A, a, x, y], Ger()(A, a, x, y), mode=PY)
+    f = lucent.function([A, a, x, y], Ger()(A, a, x, y), mode=current_mode())
     Av, xv, yv = rng.normal(size=(3, 2)), rng.normal(size=3), rng.normal(size=2)
     before = Av.copy()
     np.testing.assert_allclose(f(Av, -2.0, xv, yv), Av - 2.0 * np.outer(xv, yv))
@@ -121,7 +120,7 @@ def test_ger_values():
 
 def test_dot22_values_and_mismatch():
     X, Y = lt.dmatrices("X", "Y")
-    f = lucent.function([X, Y], Dot22()(X, Y), mode=PY)
+    f = lucent.function([X, Y], Dot22()(X, Y), mode=current_mode())
     xv, yv = rng.normal(size=(2, 3)), rng.normal(size=(3, 4))
     np.testing.assert_allclose(f(xv, yv), xv @ yv)
     with pytest.raises(ValueError, match="not aligned"):

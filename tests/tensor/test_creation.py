@@ -10,7 +10,7 @@ import lucent.tensor.basic as B
 import lucent.tensor.creation as C
 from lucent.gradient import verify_grad
 from lucent.tensor.type import TensorType
-from tests.helpers import evaluate_with_perform as run
+from tests.helpers import run
 from tests.tensor.test_shape import check_infer_shape
 
 

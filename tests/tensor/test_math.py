@@ -6,7 +6,7 @@ import pytest
 import lucent.tensor as lt
 from lucent.gradient import grad, verify_grad
 from lucent.tensor import math as tm
-from tests.helpers import evaluate_with_perform as run
+from tests.helpers import run
 
 rng = np.random.default_rng(1)
 
