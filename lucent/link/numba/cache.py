@@ -299,13 +299,15 @@ def load_graph_function(key, source, namespace, cacheable, name="graph_fn"):
         ns = dict(namespace)
         ns["__name__"] = f"lucent_graph_{key[:16]}"
         exec(compile(source, f"<lucent graph {key[:16]}>", "exec"), ns)
-        return numba.njit(cache=False, fastmath=config.numba__fastmath)(ns[name]), False
+        return numba.njit(cache=False, fastmath=config.numba__fastmath, no_cfunc_wrapper=True)(ns[name]), False
     module_name = f"lucent_graph_{key[:40]}"
     if module_name in _loaded:
         return _loaded[module_name], True
     path = os.path.join(graph_dir(), module_name + ".py")
     module = load_module_from_text(module_name, path, source, namespace)
-    dispatcher = numba.njit(cache=True, fastmath=config.numba__fastmath)(getattr(module, name))
+    dispatcher = numba.njit(cache=True, fastmath=config.numba__fastmath, no_cfunc_wrapper=True)(
+        getattr(module, name)
+    )
     harden_cache(dispatcher)
     _loaded[module_name] = dispatcher
     return dispatcher, False

@@ -157,7 +157,10 @@ def kernel_from_source(source: str, name: str, imports: str = "", cache=None, **
     py_fn = getattr(module, name)
     if cache is None:
         cache = config.numba__cache
-    options = {"cache": cache, "fastmath": config.numba__fastmath}
+    # No C-callable wrapper: kernels are only called from graph functions
+    # (or from Python), never passed as first-class function pointers, and
+    # the wrapper is a second function to optimise and emit per kernel.
+    options = {"cache": cache, "fastmath": config.numba__fastmath, "no_cfunc_wrapper": True}
     options.update(njit_options)
     # One dispatcher per (function, options) and process: a second request
     # for the same kernel reuses its compiled specialisations.
@@ -253,8 +256,22 @@ def harden_cache(dispatcher):
                     pass
 
     def safe_load(sig, target_context):
+        # Numba's ``load_overload`` first runs ``target_context.refresh()``,
+        # which imports every lowering registry (and, through NumPy's BLAS
+        # check, ``scipy.linalg``): about half a second that a cache hit
+        # does not need. Rebuilding the cached code needs none of it, and a
+        # miss compiles, which refreshes the context itself.
+        inner = getattr(cache, "_load_overload", None)
         try:
-            return load(sig, target_context)
+            if inner is None:
+                return load(sig, target_context)
+            from numba.core.runtime import rtsys
+
+            _import_arraymath_without_scipy()
+
+            rtsys.initialize(target_context)  # the one part of refresh() cached code needs
+            with cache._guard_against_spurious_io_errors():
+                return inner(sig, target_context)
         except Exception:
             _drop_entry()
             return None
@@ -273,6 +290,32 @@ def harden_cache(dispatcher):
     cache.save_overload = safe_save
     cache._lucent_hardened = True
     return dispatcher
+
+
+def _import_arraymath_without_scipy():
+    """Import ``numba.np.arraymath`` without its eager ``import scipy.linalg`` (~0.3 s).
+
+    Rebuilding cached code imports the modules whose functions it uses,
+    and most kernels use some of ``arraymath``, which checks at import
+    whether SciPy's BLAS is available by importing it. Only a few
+    reductions (``np.cov``-style inner products) read the answer, and
+    whether SciPy is installed answers it as well. Compiling ``np.dot``
+    still checks for real.
+    """
+    if "numba.np.arraymath" in sys.modules:
+        return
+    import importlib.util
+
+    import numba.np.linalg as linalg
+
+    real = linalg.ensure_blas
+    linalg.ensure_blas = lambda: None
+    try:
+        import numba.np.arraymath as arraymath
+    finally:
+        linalg.ensure_blas = real
+    arraymath.ensure_blas = real
+    arraymath._HAVE_BLAS = importlib.util.find_spec("scipy") is not None
 
 
 _warned_fallback: set = set()

@@ -1,5 +1,11 @@
 """Numba kernels of the products: ``Dot``, ``MatMul`` (batched), ``Dot22``, ``Gemm``, ``Gemv``, ``Ger``.
 
+Matrix-matrix products (``Dot22``, 2-d ``Dot``, ``Gemm``) in float32/64
+call CBLAS ``?gemm`` directly (``cblas.py``): transposed operands are
+passed with a flag instead of copied, and ``Gemm`` lets BLAS scale and
+accumulate into its output. The rest, and every product when NumPy's BLAS
+library cannot be found, use the ``np.dot`` scheme below.
+
 Floating products go to BLAS through Numba's ``np.dot(a, b, out)`` (which
 needs SciPy's BLAS), writing straight into the output buffer. BLAS wants
 each operand contiguous in C *or* Fortran order; ``_dot_into`` checks that
@@ -17,7 +23,10 @@ input, as their ``destroy_map`` declares.
 
 from __future__ import annotations
 
+import numpy as np
+
 from lucent.link.numba.dispatch.basic import numba_funcify
+from lucent.link.numba.dispatch.cblas import CBLAS_VERSION, extent_lines, gemm_symbol, operand_lines, row_major_test
 from lucent.link.numba.dispatch.shape import dtype_text, esc, fail, loops, make_kernel
 from lucent.tensor.blas import Dot22, Gemm, Gemv, Ger
 from lucent.tensor.math import Dot, MatMul
@@ -73,6 +82,35 @@ def _product_helpers(dtype, na=2, nb=2):
     return [_loop_dot_text(na, nb, dtype)], "_loop_dot"
 
 
+def _cblas(dtype):
+    """The helper text importing ``cblas_gemm`` for ``dtype``, or ``None`` without a CBLAS."""
+    found = gemm_symbol(dtype) if str(dtype) in ("float32", "float64") else None
+    if found is None:
+        return None
+    # The exported name and integer width are part of the text: a different
+    # BLAS gives different kernels, never a stale cached one.
+    return (
+        f"# cblas v{CBLAS_VERSION}: {found[1]} as {found[0]}, int{found[2]}\n"
+        "from lucent.link.numba.dispatch.cblas import cblas_gemm"
+    )
+
+
+def _gemm_lines(dtype, a, b, out, alpha, beta):
+    """Lines computing ``out = alpha * a @ b + beta * out`` with one ``?gemm`` call.
+
+    ``out`` must pass ``row_major_test`` (a new C array always does).
+    """
+    item = np.dtype(dtype).itemsize
+    inner = operand_lines(a, "_m", "_k", item, "_A") + operand_lines(b, "_k", "_n", item, "_B")
+    inner += [
+        f"_C_ld = {out}.strides[0] // {item} if _m > 1 else max(1, _n)",
+        f"cblas_gemm(_A_t, _B_t, _m, _n, _k, {alpha}, _A, _A_ld, _B, _B_ld, {beta}, {out}, _C_ld)",
+    ]
+    return [f"_m = {a}.shape[0]", f"_n = {b}.shape[1]", f"_k = {a}.shape[1]", "if _m > 0 and _n > 0:"] + [
+        "    " + line for line in inner
+    ]
+
+
 def _operand(name, var, dtype):
     """``name`` cast to the product dtype when its own dtype differs (NumPy upcasts first)."""
     if var.type.dtype == str(dtype):
@@ -100,7 +138,13 @@ def _dot_kernel(op, node, what):
     shape = "(" + ", ".join(out_shape) + ("," if len(out_shape) == 1 else "") + ")"
     lines.append(f"out = np.empty({shape}, {dtype_text(dtype)})")
     a, b = _operand("a", a_var, dtype), _operand("b", b_var, dtype)
-    if na == 1 and nb == 1 and _is_blas(dtype):
+    cblas = _cblas(dtype) if na == 2 and nb == 2 else None
+    if cblas is not None:
+        lines.append(f"a2 = {a}")
+        lines.append(f"b2 = {b}")
+        lines += _gemm_lines(dtype, "a2", "b2", "out", "1.0", "0.0")
+        helpers = [cblas]
+    elif na == 1 and nb == 1 and _is_blas(dtype):
         # vdot: a 0-d result cannot be BLAS's ``out``.
         lines.append(f"out[()] = np.dot(np.ascontiguousarray({a}), np.ascontiguousarray({b}))")
     else:
@@ -109,13 +153,13 @@ def _dot_kernel(op, node, what):
     return make_kernel(what.lower(), ["a", "b"], lines, helpers)
 
 
-@numba_funcify.register(Dot, version=1)
+@numba_funcify.register(Dot, version=2)
 def numba_funcify_Dot(op, node, **kwargs):
     """``np.dot`` of 1-d/2-d operands through BLAS (loops for ints and bool)."""
     return _dot_kernel(op, node, "Dot")
 
 
-@numba_funcify.register(Dot22, version=1)
+@numba_funcify.register(Dot22, version=2)
 def numba_funcify_Dot22(op, node, **kwargs):
     """Matrix product (xGEMM with alpha=1, beta=0) into a new C-contiguous array."""
     return _dot_kernel(op, node, "Dot22")
@@ -218,9 +262,81 @@ def _accumulate_kernel(op, node, name, ndim):
     return make_kernel(name, ["z", "alpha_", "a", "b", "beta_"], lines, helpers)
 
 
-@numba_funcify.register(Gemm, version=1)
+def _gemm_kernel(op, node, cblas):
+    """``Gemm`` with BLAS doing the scaling and accumulation (see ``_accumulate_kernel``).
+
+    BLAS writes ``C = alpha * A @ B + beta * C`` straight into the result:
+    the accumulator itself for ``Gemm{inplace}`` (when BLAS can write it,
+    i.e. row-major steps, and it shares no memory with the operands), or a
+    copy of it. Otherwise, and when ``alpha == 0`` (BLAS would skip the
+    product and so lose NaN/inf of the operands), the product goes to a new
+    array and is accumulated by a loop, as ``perform`` does. There is one
+    BLAS call site per kernel: the kernel's compile time grows with each.
+    """
+    dtype = node.outputs[0].type.dtype
+    dt = dtype_text(dtype)
+    item = np.dtype(dtype).itemsize
+    a, b = _operand("a", node.inputs[2], dtype), _operand("b", node.inputs[3], dtype)
+    lines = [
+        "alpha = np.asarray(alpha_).item()",
+        "beta = np.asarray(beta_).item()",
+        "if a.shape[1] != b.shape[0]:",
+        "    " + fail("Value", f"{esc(op)}: X {{}} and Y {{}} are not aligned", "a.shape", "b.shape"),
+        "if z.shape != (a.shape[0], b.shape[1]):",
+        "    " + fail("Value", f"{esc(op)}: the accumulator has shape {{}} but the product has shape {{}}",
+                     "z.shape", "(a.shape[0], b.shape[1])"),
+        f"a2 = {a}",
+        f"b2 = {b}",
+    ]
+    if op.inplace:
+        lines += extent_lines("z", "_z") + extent_lines("a2", "_a") + extent_lines("b2", "_b")
+        direct = " and ".join([
+            "alpha != 0",
+            row_major_test("z", "z.shape[0]", "z.shape[1]", item),
+            "(_z_hi <= _a_lo or _a_hi <= _z_lo)",
+            "(_z_hi <= _b_lo or _b_hi <= _z_lo)",
+        ])
+        lines += [
+            f"direct = {direct}",
+            "if direct:",
+            "    out = z",
+            "    ga, gb = alpha, beta",
+            "else:",
+            f"    out = np.empty(z.shape, {dt})",
+            "    ga, gb = 1.0, 0.0",
+        ]
+    else:
+        lines += [
+            "direct = alpha != 0",
+            f"out = np.empty(z.shape, {dt})",
+            "ga, gb = 1.0, 0.0",
+            "if direct:",
+            "    ga, gb = alpha, beta",
+            "    if beta != 0:",
+            *["        " + ln for ln in loops([("i", "z.shape[0]"), ("j", "z.shape[1]")], ["out[i, j] = z[i, j]"])],
+        ]
+    lines += _gemm_lines(dtype, "a2", "b2", "out", "ga", "gb")
+    # General path: ``out`` holds the product; perform's accumulation.
+    dims = [("i", "out.shape[0]"), ("j", "out.shape[1]")]
+    target = "z" if op.inplace else "out"
+    lines += [
+        "if not direct:",
+        "    if beta == 0:",
+        *["        " + ln for ln in loops(dims, [f"{target}[i, j] = alpha * out[i, j]"])],
+        "    else:",
+        *["        " + ln for ln in loops(dims, [f"{target}[i, j] = beta * z[i, j] + alpha * out[i, j]"])],
+        "    return z" if op.inplace else "    return out",
+        "return out",
+    ]
+    return make_kernel("gemm", ["z", "alpha_", "a", "b", "beta_"], lines, [cblas])
+
+
+@numba_funcify.register(Gemm, version=2)
 def numba_funcify_Gemm(op, node, **kwargs):
     """``beta * Z + alpha * dot(X, Y)``; ``Gemm{inplace}`` overwrites Z."""
+    cblas = _cblas(node.outputs[0].type.dtype)
+    if cblas is not None:
+        return _gemm_kernel(op, node, cblas)
     return _accumulate_kernel(op, node, "gemm", 2)
 
 
