@@ -288,14 +288,14 @@ class FunctionMaker:
 
     def _container_for(self, inp, given):
         if isinstance(given, Container):
-            return given
+            return _normalised(given)
         value = inp.value if given is None else given
         from lucent.compile.sharedvalue import SharedVariable
 
         if isinstance(value, SharedVariable):
             return value.container
         if isinstance(value, Container):
-            return value
+            return _normalised(value)
         container = Container(
             inp.variable,
             [None],
@@ -312,6 +312,22 @@ class FunctionMaker:
                     f"{inp.variable.type}: {e}"
                 ) from e
         return container
+
+
+def _normalised(container):
+    """``container`` with its content passed through its type's filter.
+
+    A Container built around an existing cell (``Container(x, [3.0])``) was
+    never filtered; compiled code reads cells directly and expects the
+    type's own representation (a 0-d array, not a Python or NumPy scalar),
+    so the content is converted once here. A valid value is kept as it is.
+    """
+    current = container.storage[0]
+    if current is not None:
+        filtered = container.filter(current)
+        if filtered is not current:
+            container.storage[0] = filtered
+    return container
 
 
 class _Accessor:

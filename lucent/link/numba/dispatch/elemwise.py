@@ -154,10 +154,14 @@ def broadcast_shape_lines(in_static, nd, who="Elemwise"):
             lines.append(f"n{d} = i{full[0]}.shape[{d}]")
             for j in full[1:]:
                 lines.append(f"if i{j}.shape[{d}] != n{d}:")
+                lines.append(f"    if i{j}.shape[{d}] == 1 or n{d} == 1:")
                 lines.append(
-                    f"    raise ValueError('{who}: input shapes are not compatible in dimension {d} "
-                    f"(runtime broadcasting of a length-1 dimension needs a static shape of 1)')"
+                    f"        raise ValueError('{who}: input shapes are not compatible in dimension {d}: "
+                    "an input has length 1 there at run time but its type does not say so. Runtime "
+                    "broadcasting is not allowed: give the variable a static shape with 1 there "
+                    "(e.g. lt.tensor(shape=(1, None)) or specify_shape)')"
                 )
+                lines.append(f"    raise ValueError('{who}: input shapes are not compatible in dimension {d}')")
         else:
             lines.append(f"n{d} = 1")
         for j in ones:

@@ -145,6 +145,10 @@ def _y_check_lines(op, y_type, region, region_ndim, y="y"):
             continue
         lines += [
             f"if {y}.shape[{d}] != {region[offset + d]}:",
+            f"    if {y}.shape[{d}] == 1:",
+            "        " + fail("Value", f"{esc(op)}: cannot broadcast a value of shape {{}} into the indexed region "
+                             "of shape {}; a length-1 dimension broadcasts only when its type says so "
+                             "(see specify_broadcastable)", f"{y}.shape", py_tuple(region)),
             "    " + fail("Value", f"{esc(op)}: cannot broadcast a value of shape {{}} into the indexed region "
                          "of shape {}", f"{y}.shape", py_tuple(region)),
         ]
