@@ -1,0 +1,154 @@
+"""The guard that keeps "a failed call changes no shared variable" true with in-place updates.
+
+FAST_RUN writes an update such as ``W - lr*g`` straight into ``W``'s
+buffer. That write happens while the function runs, so without care an
+error in a later node would leave ``W`` half-updated. The feature here
+restricts where such writers may sit in the graph and when they run; the
+function module attaches it to every graph with shared inputs.
+"""
+
+from __future__ import annotations
+
+from lucent.graph.features import Feature
+from lucent.graph.fg import InconsistencyError
+from lucent.graph.traversal import io_toposort
+
+
+class SharedUpdateGuard(Feature):
+    """Keeps "a call that raises leaves every shared variable unchanged" with in-place updates.
+
+    An update computed in place (``W - lr*g`` written into ``W``'s buffer)
+    changes the shared variable *while* the function runs. The guarantee
+    survives because of three rules:
+
+    1. a node overwriting a shared variable's buffer (a *writer*) may have
+       no reader but the graph's outputs (``validate`` rejects anything
+       else, so the in-place rewrite is undone);
+    2. every writer runs after every node that is not a writer
+       (``orderings``): once a shared buffer was written, only writers run;
+    3. before the first writer runs, all writers' input shapes are checked
+       (``precheck_shared_writes``), and an element-wise writer with the
+       right shapes cannot fail (it checks before writing and computes into
+       temporaries or with a floating point ``out=``).
+
+    Not covered: a second writer whose implementation raises for
+    particular *values* after a first one wrote, and linkers without
+    per-node thunks (they must check ``fgraph.shared_buffer_writers()``'s
+    shapes themselves).
+    """
+
+    def __init__(self, shared_inputs=()):
+        self.shared = set(shared_inputs)
+
+    def on_attach(self, fgraph):
+        if not hasattr(fgraph, "destroy_handler"):
+            raise ValueError("SharedUpdateGuard needs a DestroyHandler attached first")
+        self.fgraph = fgraph
+        self._inner_validate = fgraph.validate
+        fgraph.validate = self.validate
+        fgraph.shared_buffer_writers = self.writers
+
+    def on_detach(self, fgraph):
+        fgraph.validate = self._inner_validate
+        del fgraph.shared_buffer_writers
+
+    def clone(self):
+        return SharedUpdateGuard(self.shared)
+
+    def writers(self):
+        """``{node: shared input it overwrites}`` for the nodes writing a shared buffer."""
+        fgraph = self.fgraph
+        if not self.shared or not any(n.op.destroy_map for n in fgraph.apply_nodes):
+            return {}
+        found = {}
+        for var in fgraph.inputs:
+            if var in self.shared:
+                for node in fgraph.destroyers(var):
+                    found[node] = var
+        return found
+
+    def validate(self, fgraph=None):
+        fgraph = self.fgraph
+        if not any(n.op.destroy_map for n in fgraph.apply_nodes):
+            return True  # nothing in place: nothing to check
+        self._inner_validate()
+        for node, var in self.writers().items():
+            for out in node.outputs:
+                readers = [c for c, _ in fgraph.clients.get(out, ()) if c != "output"]
+                if readers:
+                    raise InconsistencyError(
+                        f"{node} overwrites the buffer of the shared variable {var}, but its "
+                        f"result is read by {readers[0]}; a shared buffer may only be written "
+                        "by a node whose result is an update or an output"
+                    )
+        from lucent.graph.destroyhandler import _check_acyclic
+
+        _check_acyclic(fgraph, fgraph.orderings())
+        return True
+
+    def orderings(self, fgraph):
+        """Each writer runs after every node that is neither a writer nor its descendant."""
+        writers = self.writers()
+        if not writers:
+            return {}
+        order = io_toposort(fgraph.inputs, fgraph.outputs)
+        result = {}
+        for node in writers:
+            later = _descendants(fgraph, node)
+            result[node] = [n for n in order if n not in writers and n not in later]
+        return result
+
+
+def _descendants(fgraph, node):
+    seen = {node}
+    stack = [node]
+    while stack:
+        for out in stack.pop().outputs:
+            for client, _ in fgraph.clients.get(out, ()):
+                if client != "output" and client not in seen:
+                    seen.add(client)
+                    stack.append(client)
+    return seen
+
+
+def precheck_shared_writes(fgraph, run):
+    """Check every shared-buffer writer's inputs before the first one writes.
+
+    For linkers exposing per-node thunks (``run.thunks`` / ``run.order``,
+    as the Python linker does) the first writer's thunk is wrapped. An
+    ``Elemwise`` writer's shapes are checked; another op can take part by
+    defining ``check_inputs(node, input_values)``, raising on bad inputs.
+    """
+    writers = getattr(fgraph, "shared_buffer_writers", lambda: {})()
+    thunks = getattr(run, "thunks", None)
+    order = getattr(run, "order", None)
+    if len(writers) < 2 or thunks is None or order is None:
+        return
+    from lucent.tensor.elemwise import Elemwise, _check_runtime_shapes
+
+    positions = [k for k, node in enumerate(order) if node in writers]
+    checks = []
+    for k in positions:
+        node, cells = thunks[k].node, getattr(thunks[k], "inputs", None)
+        check = _check_runtime_shapes if isinstance(node.op, Elemwise) else getattr(
+            node.op, "check_inputs", None
+        )
+        if check is not None and cells is not None:
+            checks.append((check, node, cells))
+    if not checks:
+        return
+    first = positions[0]
+    inner = thunks[first]
+
+    def checked_first_writer():
+        for check, node, cells in checks:
+            check(node, [c[0] for c in cells])
+        inner()
+
+    checked_first_writer.node = inner.node
+    checked_first_writer.inputs = getattr(inner, "inputs", None)
+    checked_first_writer.outputs = getattr(inner, "outputs", None)
+    thunks[first] = checked_first_writer
+
+
+__all__ = ["SharedUpdateGuard", "precheck_shared_writes"]
