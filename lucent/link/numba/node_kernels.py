@@ -1,0 +1,151 @@
+"""One node's Numba kernel, callable from Python on concrete values.
+
+The Numba linker compiles a whole graph into one function, which is what
+makes it fast and also what hides the individual nodes. DebugMode (which
+compares every node's Numba result with its ``perform``) and the profiler
+(which times every node on the Numba path) need the nodes one by one:
+``NodeKernel`` gives them exactly the kernel the graph function calls for
+that node (``numba_funcify(op, node)``), compiled for the node's input
+types and called directly from Python.
+
+Kernels are compiled lazily on the first call and reused: a process-wide
+memo maps the node's *signature* (op, input types, constant inputs,
+implementation version) to the kernel, and the kernel modules themselves
+sit in Numba's disk cache under ``config.base_compiledir``, so a second
+function (or a second process) with the same ops compiles nothing.
+
+A node whose op has no Numba implementation has no kernel:
+``NodeKernel.available`` is False and ``reason`` says why; callers decide
+what to do (DebugMode reports the node as checked on one path only).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lucent.graph.basic import Constant
+
+#: signature -> (kernel dispatcher, positions of the inputs passed)
+_memo: dict = {}
+
+
+class NodeKernel:
+    """The compiled Numba kernel of ``node``; ``kernel(input_values)`` returns its outputs.
+
+    Attributes
+    ----------
+    available
+        Whether the op has a Numba implementation that could be built for
+        this node.
+    reason
+        Why not, when ``available`` is False.
+    """
+
+    def __init__(self, node):
+        self.node = node
+        self.reason = None
+        self._kernel = None
+        self._passed = ()
+        self._converters = [_converter(out.type) for out in node.outputs]
+        key = _signature(node)
+        entry = _memo.get(key) if key is not None else None
+        if entry is None:
+            entry = _build(node)
+            if key is not None and entry[0] is not None:
+                _memo[key] = entry
+        self._kernel, self._passed, self.reason = entry
+
+    @property
+    def available(self):
+        return self._kernel is not None
+
+    def __call__(self, input_values):
+        """The node's outputs (a list, in the Python path's forms) for ``input_values``.
+
+        ``input_values`` has one value per node input (constants included);
+        the kernel may write into inputs its op destroys, exactly as inside
+        a compiled graph, so pass copies when the originals matter.
+        """
+        if self._kernel is None:
+            raise RuntimeError(f"{self.node} has no Numba kernel: {self.reason}")
+        args = [input_values[k] for k in self._passed]
+        result = self._kernel(*args)
+        results = (result,) if len(self.node.outputs) == 1 else tuple(result)
+        return [value if conv is None else conv(value) for value, conv in zip(results, self._converters)]
+
+    def __repr__(self):
+        state = "ready" if self.available else f"unavailable: {self.reason}"
+        return f"NodeKernel({self.node.op}, {state})"
+
+
+def _build(node):
+    import lucent.link.numba.dispatch  # noqa: F401  (registers the kernels)
+    from numba.core.dispatcher import Dispatcher
+
+    from lucent.link.numba.dispatch import NoNumbaImplementation, numba_funcify, numba_njit
+
+    for var in node.inputs:
+        if isinstance(var, Constant):
+            try:
+                import numba
+
+                numba.typeof(var.data)
+            except Exception:
+                return None, (), (
+                    f"the node has a constant input Numba cannot represent ({type(var.data).__name__})"
+                )
+    try:
+        kernel = numba_funcify(node.op, node=node)
+    except NoNumbaImplementation:
+        return None, (), f"lucent has no Numba implementation for {type(node.op).__name__}"
+    except Exception as e:
+        return None, (), (
+            f"the Numba implementation of {type(node.op).__name__} failed for this node "
+            f"({type(e).__name__}: {e})"
+        )
+    if not isinstance(kernel, Dispatcher) and not hasattr(kernel, "_dispatcher"):
+        if not callable(kernel):
+            return None, (), (
+                f"the Numba implementation of {type(node.op).__name__} returned {kernel!r}, not a function"
+            )
+        kernel = numba_njit(kernel)
+    return kernel, tuple(range(len(node.inputs))), None
+
+
+def _signature(node):
+    """What determines the kernel of ``node``, or ``None`` when it cannot be hashed."""
+    from lucent.link.numba.dispatch import numba_funcify
+
+    parts = [node.op, numba_funcify.version(node.op)]
+    for var in node.inputs:
+        if isinstance(var, Constant):
+            data = var.data
+            if isinstance(data, np.ndarray):
+                parts.append(("c", data.dtype.str, data.shape, data.tobytes()))
+            else:
+                parts.append(("c", repr(data)))
+        else:
+            parts.append(("v", var.type))
+    parts.append(tuple(out.type for out in node.outputs))
+    try:
+        key = tuple(parts)
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _converter(type_):
+    """How a kernel's result for ``type_`` becomes the Python path's value (or ``None``)."""
+    from lucent.link.numba.linker import _scalar_converter, _zero_d_converter
+    from lucent.scalar.basic import ScalarType
+    from lucent.tensor.type import TensorType
+
+    if isinstance(type_, ScalarType):
+        return _scalar_converter(type_.dtype)
+    if isinstance(type_, TensorType) and type_.ndim == 0:
+        return _zero_d_converter(type_.dtype)
+    return None
+
+
+__all__ = ["NodeKernel"]
