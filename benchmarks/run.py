@@ -67,6 +67,9 @@ def worker_env(cache_dir):
     """The environment of a measurement: one thread, caches under ``cache_dir``."""
     env = dict(os.environ)
     env.update(THREAD_ENV)
+    # Measure a default Python: it caches bytecode (a warm start of any
+    # library reads .pyc files). Some sandboxes switch that off globally.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["LUCENT_FLAGS"] = _with_flag(
         env.get("LUCENT_FLAGS"), "base_compiledir", os.path.join(cache_dir, "lucent")
     )
