@@ -16,6 +16,7 @@ from lucent.compile.mode import (
     register_mode,
     register_optimizer,
 )
+from lucent.compile.profiling import ProfileStats
 from lucent.compile.ops import DeepCopyOp, ViewOp, as_op, deep_copy_op, view_op
 from lucent.compile.function_module import (
     DuplicateInputError,
@@ -50,6 +51,7 @@ __all__ = [
     "FAST_RUN",
     "Function",
     "FunctionMaker",
+    "ProfileStats",
     "UnusedInputError",
     "DuplicateInputError",
     "DeepCopyOp",

@@ -21,6 +21,8 @@ What goes into the generated function:
 * graph inputs that are never read are not passed, and outputs that are
   inputs or constants are not returned by ``graph_fn``: they are read
   directly from the input cells / constants (the Function copies them);
+* a profiled function (``self.profile`` set) is not fused: it runs node by
+  node, each node on its own kernel (``lucent.link.numba.profiled``);
 * with two or more nodes overwriting shared buffers, their element-wise
   shapes are checked *before the first one writes*, so a call that raises
   leaves every shared variable unchanged (``SharedUpdateGuard``).
@@ -115,6 +117,7 @@ class NumbaLinker(Linker):
         self.fgraph = None
         self.allow_gc = allow_gc
         self.no_recycling = []
+        self.profile = None
         self._reset()
 
     def _reset(self):
@@ -183,6 +186,11 @@ class NumbaLinker(Linker):
         )
 
     def make_thunk(self, input_storage=None, output_storage=None, storage_map=None):
+        if self.profile is not None:
+            # Nodes are invisible inside the fused function: run them one by one.
+            from lucent.link.numba.profiled import make_profiled_thunk
+
+            return make_profiled_thunk(self, input_storage, output_storage, storage_map)
         program = self.compile()
         if program is None:
             return self._python_linker.make_thunk(input_storage, output_storage, storage_map)

@@ -73,6 +73,27 @@ class NodeKernel:
         results = (result,) if len(self.node.outputs) == 1 else tuple(result)
         return [value if conv is None else conv(value) for value, conv in zip(results, self._converters)]
 
+    def compile_for(self, input_values):
+        """Compile the kernel for the types of ``input_values`` without running it.
+
+        Returns the seconds spent (0.0 when it was already compiled for
+        them). A first call compiles implicitly; the profiler calls this
+        first so that compilation is not counted as the node's run time -
+        and it cannot simply call the kernel twice, since a kernel may
+        overwrite the inputs its op destroys.
+        """
+        dispatcher = self._kernel
+        if dispatcher is None or not hasattr(dispatcher, "typeof_pyval") or not hasattr(dispatcher, "compile"):
+            return 0.0
+        signature = tuple(dispatcher.typeof_pyval(input_values[k]) for k in self._passed)
+        if signature in dispatcher.overloads:
+            return 0.0
+        from time import perf_counter
+
+        start = perf_counter()
+        dispatcher.compile(signature)
+        return perf_counter() - start
+
     def __repr__(self):
         state = "ready" if self.available else f"unavailable: {self.reason}"
         return f"NodeKernel({self.node.op}, {state})"
