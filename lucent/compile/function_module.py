@@ -107,8 +107,10 @@ class FunctionMaker:
         self.outputs = [normalize_output(o) for o in outputs]
         self.accept_inplace = accept_inplace
         self.function_builder = function_builder or Function
-        self.profile = profile
         self.name = name
+        from lucent.compile.profiling import make_profile
+
+        self.profile = make_profile(profile, name)
         self.trust_input = trust_input
         if on_unused_input is None:
             from lucent.configdefaults import config
@@ -447,6 +449,11 @@ class Function:
     def __contains__(self, key):
         return key in self.value
 
+    @property
+    def debug_report(self):
+        """The ``DebugReport`` of the last call under DebugMode (``None`` in other modes)."""
+        return getattr(self.fn, "debug_report", None)
+
     def get_shared(self):
         """The shared variables this function uses."""
         return [i.variable for i in self.inputs if i.shared]
@@ -659,7 +666,8 @@ class Function:
             mode=maker.mode,
             accept_inplace=maker.accept_inplace,
             function_builder=maker.function_builder,
-            profile=maker.profile,
+            # A copy has a graph of its own, so a profile of its own.
+            profile=maker.profile.empty_copy() if maker.profile is not None else None,
             on_unused_input="ignore",
             name=name if name is not None else (f"{self.name} copy" if self.name else None),
             trust_input=self.trust_input,

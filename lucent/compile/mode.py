@@ -11,9 +11,10 @@ The predefined modes are
   Numba linker (the whole graph compiled into one function). Without
   numba installed they run on the Python linker, and their ``repr`` says so
   rather than pretending otherwise;
-* ``DebugMode`` and ``NanGuardMode``: reserved names; they raise
-  ``NotImplementedError`` until their implementation registers itself with
-  ``register_mode``.
+* ``DebugMode`` (alias ``DEBUG_MODE``): every node on both paths, checked
+  (``lucent.debugmode``); ``NanGuardMode``: FAST_RUN that names the first
+  node producing NaN/Inf (``lucent.compile.nanguardmode``). Both are made
+  on first use, so importing lucent imports neither them nor numba.
 
 An optimizer name (``"fast_run"``, ``"fast_compile"``, ``"merge"``) stands
 for a *query* of the rewrite database ``lucent.graph.rewriting.db.optdb``:
@@ -195,17 +196,26 @@ predefined_modes: dict = {
 }
 predefined_modes["NUMBA"].name = "NUMBA"
 
-# Names that are part of the API but whose implementation is not in this
-# version; asking for them must fail loudly, never silently run another mode.
-_RESERVED = {
-    "DebugMode": "DebugMode (runs every node on both paths and compares them)",
-    "DEBUG_MODE": "DebugMode (runs every node on both paths and compares them)",
-    "NanGuardMode": "NanGuardMode (stops at the first node producing NaN or Inf)",
+# Modes built on first use: name -> (module, class). Their modules are only
+# imported when the name is asked for, keeping ``import lucent`` light.
+_LAZY_MODES = {
+    "DebugMode": ("lucent.debugmode.mode", "DebugMode"),
+    "DEBUG_MODE": ("lucent.debugmode.mode", "DebugMode"),
+    "NanGuardMode": ("lucent.compile.nanguardmode", "NanGuardMode"),
 }
 
 
+def _lazy_mode(name):
+    import importlib
+
+    module, cls = _LAZY_MODES[name]
+    mode = getattr(importlib.import_module(module), cls)()
+    mode.name = name
+    return register_mode(name, mode)
+
+
 def register_mode(name, mode):
-    """Make ``mode`` available as ``get_mode(name)`` (also for reserved names)."""
+    """Make ``mode`` available as ``get_mode(name)``."""
     if name in predefined_modes:
         raise ValueError(f"A mode named {name!r} is already registered")
     predefined_modes[name] = mode
@@ -227,16 +237,11 @@ def get_mode(orig_string):
         raise TypeError(f"mode must be a Mode or a mode name, got {orig_string!r}")
     if orig_string in predefined_modes:
         return predefined_modes[orig_string]
-    if orig_string in _RESERVED:
-        raise NotImplementedError(
-            f"{_RESERVED[orig_string]} is not available in this version of lucent. "
-            f"Use one of: {', '.join(sorted(predefined_modes))}."
-        )
+    if orig_string in _LAZY_MODES:
+        return _lazy_mode(orig_string)
     raise ValueError(
         f"Unknown mode {orig_string!r}. Valid modes are: "
-        f"{', '.join(sorted(predefined_modes))}"
-        + (" (DebugMode and NanGuardMode are not available in this version)"
-           if not set(_RESERVED) & set(predefined_modes) else "")
+        f"{', '.join(sorted(set(predefined_modes) | set(_LAZY_MODES)))}"
     )
 
 

@@ -61,16 +61,26 @@ def user_frame():
     """Return ``(filename, lineno, function)`` of the innermost frame outside lucent.
 
     Recorded on every Apply at creation so that DebugMode and error messages
-    can say *where in the user's code* a node was built. Walking frames is
-    cheap compared with building a node.
+    can say *where in the user's code* a node was built. The ``make_node``
+    of a user-defined op is skipped too: the useful line is the one that
+    applied the op, not the op's own code. Walking frames is cheap compared
+    with building a node.
     """
     frame = sys._getframe(1)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if not os.path.abspath(filename).startswith(_LUCENT_DIR):
-            return (filename, frame.f_lineno, frame.f_code.co_name)
+        code = frame.f_code
+        if not os.path.abspath(code.co_filename).startswith(_LUCENT_DIR) and not _inside_op(frame):
+            return (code.co_filename, frame.f_lineno, code.co_name)
         frame = frame.f_back
     return None
+
+
+def _inside_op(frame):
+    """Whether ``frame`` runs an op's own ``make_node`` (or ``__call__``)."""
+    if frame.f_code.co_name not in ("make_node", "__call__"):
+        return False
+    owner = frame.f_locals.get("self")
+    return owner is not None and hasattr(owner, "make_node") and hasattr(owner, "perform")
 
 
 def add_tag_trace(thing):

@@ -1,0 +1,125 @@
+"""The problems DebugMode finds, one exception class per kind.
+
+Every problem is a ``DebugModeError``: with ``on_error="raise"`` the first
+one is raised, with ``on_error="report"`` they are collected in a
+``DebugReport``. Each carries a one-line ``summary`` (what was wrong and
+what was expected), ``sections`` of details (the node's dprint, the op,
+where the user created it, input shapes, both values, where they differ
+most) and the objects involved as attributes, so tests and tools can
+inspect them without parsing text.
+"""
+
+from __future__ import annotations
+
+
+class DebugModeError(Exception):
+    """A problem found by DebugMode.
+
+    Attributes
+    ----------
+    summary
+        One line: what was wrong, what was expected.
+    sections
+        ``[(label, text), ...]`` details, printed one after another.
+    node
+        The Apply node concerned (``None`` for problems not tied to one).
+    path
+        ``"perform"`` (the Python reference), ``"numba"`` (the node's Numba
+        kernel) or ``None`` when the problem is not one path's.
+    report
+        When raised, the ``DebugReport`` of the call so far.
+    """
+
+    #: Short name of this kind of problem, used in reports.
+    kind = "DebugMode problem"
+
+    def __init__(self, summary, sections=(), node=None, path=None, **details):
+        self.summary = summary
+        self.sections = list(sections)
+        self.node = node
+        self.path = path
+        self.report = None
+        for key, value in details.items():
+            setattr(self, key, value)
+        super().__init__(summary)
+
+    def __str__(self):
+        lines = [self.summary]
+        for label, text in self.sections:
+            text = str(text)
+            if "\n" in text:
+                lines.append(f"  {label}:")
+                lines.extend("    " + line for line in text.splitlines())
+            else:
+                lines.append(f"  {label}: {text}")
+        return "\n".join(lines)
+
+
+class BadThunkOutput(DebugModeError):
+    """The Numba kernel of a node computed a different value than its ``perform``.
+
+    Extra attributes: ``output_index``, ``perform_value``, ``numba_value``,
+    ``difference`` (see ``lucent.debugmode.values.difference``).
+    """
+
+    kind = "BadThunkOutput"
+
+
+class InvalidValueError(DebugModeError):
+    """A path produced a value that is not a valid value of the output's type.
+
+    Wrong dtype, number of dimensions, or a shape contradicting the static
+    shape. Extra attributes: ``output_index``, ``value``, ``reason``.
+    """
+
+    kind = "InvalidValueError"
+
+
+class BadViewMap(DebugModeError):
+    """An output shares memory with an input although the op's ``view_map`` / ``destroy_map`` do not say so.
+
+    Extra attributes: ``output_index``, ``input_index``.
+    """
+
+    kind = "BadViewMap"
+
+
+class BadDestroyMap(DebugModeError):
+    """A path changed an input that the op's ``destroy_map`` does not declare destroyed.
+
+    Extra attributes: ``input_index``, ``before``, ``after``, ``difference``.
+    """
+
+    kind = "BadDestroyMap"
+
+
+class NonFiniteOutput(DebugModeError):
+    """A node produced a NaN or an infinity from inputs that had none (``check_nan=True``).
+
+    Extra attributes: ``output_index``, ``what`` (``"NaN"`` or ``"Inf"``).
+    """
+
+    kind = "NonFiniteOutput"
+
+
+class BadOptimization(DebugModeError):
+    """A rewrite replaced a variable by one that computes a different value.
+
+    Both variables are evaluated on the Python path from the call's inputs.
+    Extra attributes: ``rewrite`` (its name), ``step`` (its position in the
+    rewrite history), ``old``, ``new`` (the variables), ``old_value``,
+    ``new_value``, ``difference``.
+    """
+
+    kind = "BadOptimization"
+
+
+__all__ = [
+    "DebugModeError",
+    "BadThunkOutput",
+    "InvalidValueError",
+    "BadViewMap",
+    "BadDestroyMap",
+    "NonFiniteOutput",
+    "BadOptimization",
+]

@@ -1,0 +1,254 @@
+"""The DebugMode linker: run every node on both paths, check, report.
+
+``DebugLinker`` links a FunctionGraph into a thunk that, node by node in
+execution order, runs ``NodeCheck`` (perform and the Numba kernel on
+separate copies of the inputs, then the checks) and stores the *reference*
+outputs, so the rest of the graph, and the caller, see the Python path's
+values whatever the kernel did. After the last node it checks the
+recorded rewrites (``RewriteCheck``).
+
+Errors and shared variables: no path ever writes into a value held in
+the graph's storage (inputs an op destroys are copied for it), so the
+input cells, shared variables' included, are untouched during the call;
+the Function writes the updates only after the thunk returned. A call
+that raises therefore changes nothing.
+
+``on_error="raise"`` raises the first problem as soon as the node that
+showed it has been fully checked (the other problems of that node are in
+the error's ``report``); rewrite problems are raised after the last node.
+``on_error="report"`` never raises for a problem: it finishes the call and
+returns the reference results. Either way the call's ``DebugReport`` is
+``thunk.debug_report``, ``linker.last_report`` and ``fn.debug_report``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from lucent.graph.basic import Constant
+from lucent.link.basic import Container, Linker
+
+from lucent.debugmode.describe import Origins
+from lucent.debugmode.node_check import NodeCheck
+from lucent.debugmode.report import DebugReport
+from lucent.debugmode.rewrite_check import RewriteCheck
+from lucent.debugmode.values import has_nonfinite
+
+ON_ERROR = ("raise", "report")
+
+
+class DebugLinker(Linker):
+    """Links a FunctionGraph for DebugMode (see module docstring).
+
+    Parameters
+    ----------
+    on_error
+        ``"raise"`` (the first problem) or ``"report"`` (collect all).
+    check_nan
+        Also report nodes producing NaN/Inf from finite inputs.
+    check_rewrites
+        Re-evaluate the recorded rewrites after each call.
+    """
+
+    def __init__(self, on_error="raise", check_nan=False, check_rewrites=True):
+        if on_error not in ON_ERROR:
+            raise ValueError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
+        self.fgraph = None
+        self.on_error = on_error
+        self.check_nan = check_nan
+        self.check_rewrites = check_rewrites
+        self.allow_gc = False
+        self.no_recycling = []
+        self.profile = None
+        self.last_report = None
+
+    def __repr__(self):
+        return (
+            f"DebugLinker(on_error={self.on_error!r}, check_nan={self.check_nan}, "
+            f"check_rewrites={self.check_rewrites})"
+        )
+
+    def accept(self, fgraph, no_recycling=None, profile=None):
+        if self.fgraph is not None and self.fgraph is not fgraph:
+            return self.clone().accept(fgraph, no_recycling, profile)
+        self.fgraph = fgraph
+        self.no_recycling = list(no_recycling or [])
+        self.profile = profile
+        return self
+
+    def clone(self, allow_gc=None):
+        new = super().clone()
+        new.last_report = None
+        return new
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["fgraph"] = None
+        state["last_report"] = None
+        return state
+
+    # ------------------------------------------------------------------
+    def make_thunk(self, input_storage=None, output_storage=None, storage_map=None):
+        fgraph = self.fgraph
+        if fgraph is None:
+            raise RuntimeError("DebugLinker.make_thunk called before accept(fgraph)")
+        order = fgraph.toposort()
+        storage_map = _storage_map(fgraph, order, input_storage, output_storage, storage_map)
+        origins = Origins(fgraph)
+        checks = []
+        for node in order:
+            node.op.prepare_node(node, storage_map, None, "py")
+            checks.append(NodeCheck(node, check_nan=self.check_nan, origins=origins))
+        rewrites = RewriteCheck(fgraph, origins) if self.check_rewrites else None
+
+        input_cells = [storage_map[v] for v in fgraph.inputs]
+        output_cells = [storage_map[v] for v in fgraph.outputs]
+        keep = set(fgraph.inputs) | set(fgraph.outputs)
+        scratch = [
+            cell for var, cell in storage_map.items()
+            if var.owner is not None and var not in keep and not isinstance(var, Constant)
+        ]
+        steps = [
+            (check, [storage_map[v] for v in check.node.inputs], [storage_map[v] for v in check.node.outputs])
+            for check in checks
+        ]
+        linker = self
+        raise_first = self.on_error == "raise"
+        check_nan = self.check_nan
+
+        def run():
+            report = DebugReport(len(order), [
+                (c.node, c.reference_only_reason) for c in checks if c.kernel is None
+            ])
+            run.debug_report = report
+            linker.last_report = report
+            profile = linker.profile
+            if profile is not None:
+                profile.how_measured = (
+                    "DebugMode: each node's Numba kernel timed alone, called from Python on copies "
+                    "of its inputs (nodes without a kernel: their perform)"
+                )
+                profile.start_call()
+            nonfinite = {} if check_nan else None
+            call_start = time.perf_counter()
+            try:
+                for check, in_cells, out_cells in steps:
+                    values = [cell[0] for cell in in_cells]
+                    flags = None
+                    if check_nan:
+                        flags = [_nonfinite(nonfinite, v, cell) for v, cell in zip(values, in_cells)]
+                    start = time.perf_counter()
+                    try:
+                        outs, problems, seconds = check.run(values, flags)
+                    except Exception as exc:
+                        _annotate(exc, check.node, values)
+                        raise
+                    if seconds is None:
+                        seconds = time.perf_counter() - start
+                    for cell, value in zip(out_cells, outs):
+                        cell[0] = value
+                    report.nodes_run += 1
+                    if profile is not None:
+                        profile.record_node(check.node, seconds, outs)
+                    if problems:
+                        report.add(problems)
+                        if raise_first:
+                            _raise(problems[0], report)
+                if rewrites is not None:
+                    known = {var: cell[0] for var, cell in storage_map.items()}
+                    problems, unevaluated = rewrites.check(known)
+                    report.rewrites_checked = len(rewrites.records)
+                    report.rewrites_skipped = len(rewrites.skipped)
+                    report.rewrites_unevaluated = unevaluated
+                    if problems:
+                        report.add(problems)
+                        if raise_first:
+                            _raise(problems[0], report)
+                report.finished = True
+            finally:
+                # A kernel that failed to compile on this call joins the list.
+                report.reference_only = [
+                    (c.node, c.reference_only_reason) for c in checks if c.kernel is None
+                ]
+                for cell in scratch:
+                    cell[0] = None
+                if profile is not None:
+                    profile.end_call(time.perf_counter() - call_start)
+
+        run.debug_report = None
+        run.storage_map = storage_map
+        run.order = order
+        run.checks = checks
+        inputs = [Container(v, cell) for v, cell in zip(fgraph.inputs, input_cells)]
+        outputs = [Container(v, cell, readonly=True) for v, cell in zip(fgraph.outputs, output_cells)]
+        return run, inputs, outputs
+
+
+def _storage_map(fgraph, order, input_storage, output_storage, storage_map):
+    """One cell per variable: the given input/output cells, constants' data, empty ones."""
+    storage_map = {} if storage_map is None else storage_map
+    if input_storage is None:
+        input_storage = [[None] for _ in fgraph.inputs]
+    if len(input_storage) != len(fgraph.inputs):
+        raise ValueError(
+            f"input_storage has {len(input_storage)} cells for {len(fgraph.inputs)} graph inputs"
+        )
+    for var, cell in zip(fgraph.inputs, input_storage):
+        storage_map[var] = cell
+    if output_storage is not None:
+        if len(output_storage) != len(fgraph.outputs):
+            raise ValueError("output_storage must have one cell per graph output")
+        for var, cell in zip(fgraph.outputs, output_storage):
+            if var.owner is not None:
+                storage_map[var] = cell
+    for node in order:
+        for var in node.inputs:
+            if var not in storage_map:
+                storage_map[var] = [var.data] if isinstance(var, Constant) else [None]
+        for var in node.outputs:
+            storage_map.setdefault(var, [None])
+    for var in fgraph.outputs:
+        if var not in storage_map:
+            storage_map[var] = [var.data] if isinstance(var, Constant) else [None]
+    return storage_map
+
+
+def _nonfinite(memo, value, cell):
+    """Whether ``value`` has NaN/Inf, computed once per cell and call."""
+    key = id(cell)
+    entry = memo.get(key)
+    if entry is None or entry[0] is not value:
+        entry = (value, has_nonfinite(value))
+        memo[key] = entry
+    return entry[1]
+
+
+def _raise(problem, report):
+    problem.report = report
+    if len(report.problems) > 1:
+        problem.add_note(
+            f"DebugMode found {len(report.problems)} problems so far; see the error's .report "
+            "(or use DebugMode(on_error='report') to collect every problem of a call)."
+        )
+    raise problem
+
+
+def _annotate(exc, node, values):
+    """Say which node's perform raised, as the Python linker does."""
+    if getattr(exc, "_lucent_annotated", False):
+        return
+    try:
+        from lucent.debugmode.describe import inputs_text, op_text
+        from lucent.graph.utils import format_trace
+
+        exc.add_note(
+            f"Raised by perform of the node {node} under DebugMode (op {op_text(node.op)}).\n"
+            f"Inputs:\n{inputs_text(node, values)}\n"
+            f"Node created at: {format_trace(getattr(node.tag, 'trace', None))}"
+        )
+        exc._lucent_annotated = True
+    except Exception:  # pragma: no cover - annotation must never hide the error
+        pass
+
+
+__all__ = ["DebugLinker", "ON_ERROR"]

@@ -1,0 +1,207 @@
+"""Checking that every rewrite preserved values, on the call's own inputs.
+
+The graph's ``rewrite_history`` records each replacement ``old -> new``
+with the rewrite's name. Both variables still exist after rewriting: the
+old one keeps its owner and inputs, it is just no longer used by the
+graph. So the pre-rewrite computation need not be cloned: evaluating the
+old variable's own graph with ``perform`` gives the value the user's
+graph would have had at that point, and the new variable's the value the
+rewritten one has. If they differ (beyond the type's
+``values_eq_approx``), that rewrite is wrong: ``BadOptimization`` names it.
+
+Cost: after a call every variable of the final graph has its reference
+value already; those seed the memo, so only the nodes that rewriting
+removed are run again, each once per call however many records need it.
+Variables that do not depend only on the function's inputs and constants
+cannot be evaluated and are skipped (counted in the report).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lucent.graph.basic import Constant
+
+from lucent.debugmode.describe import inputs_text, node_dprint
+from lucent.debugmode.errors import BadOptimization
+from lucent.debugmode.values import abbreviate, copy_value, difference, format_difference
+
+
+def _identical(a, b):
+    """Cheap exact check first: most rewrites give bit-identical values, and
+    ``values_eq_approx`` (``isclose``) costs several passes over the data."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
+    return False
+
+
+class _Failed:
+    """Marks a value that could not be computed (its node's perform raised)."""
+
+    def __init__(self, error):
+        self.error = error
+
+
+class RewriteCheck:
+    """Re-evaluates each recorded replacement's old and new variables (see module docstring).
+
+    Attributes
+    ----------
+    records
+        The history records that are checked on every call.
+    skipped
+        Records whose variables cannot be evaluated from the inputs.
+    """
+
+    def __init__(self, fgraph, origins=None):
+        self.origins = origins
+        self._inputs = set(fgraph.inputs)
+        self._evaluable = {}
+        self._prepared = set()
+        self.records = []
+        self.skipped = []
+        history = getattr(fgraph, "rewrite_history", None)
+        seen = set()
+        for record in history or ():
+            old, new = record.old, record.new
+            if old is new or (old, new) in seen:
+                continue
+            seen.add((old, new))
+            if self._can_evaluate(old) and self._can_evaluate(new):
+                self.records.append(record)
+            else:
+                self.skipped.append(record)
+
+    def _can_evaluate(self, var):
+        """True when ``var`` depends only on the graph's inputs and constants."""
+        memo = self._evaluable
+        stack = [var]
+        while stack:
+            v = stack[-1]
+            if v in memo:
+                stack.pop()
+                continue
+            if v.owner is None:
+                memo[v] = v in self._inputs or isinstance(v, Constant)
+                stack.pop()
+                continue
+            pending = [i for i in v.owner.inputs if i not in memo]
+            if pending:
+                stack.extend(pending)
+                continue
+            ok = all(memo[i] for i in v.owner.inputs)
+            for out in v.owner.outputs:
+                memo[out] = ok
+            stack.pop()
+        return memo[var]
+
+    # ------------------------------------------------------------------
+    def check(self, known):
+        """``(problems, n_unevaluated)`` for this call; ``known`` maps variables to their values.
+
+        ``known`` must hold the graph inputs' values and may hold any other
+        variable's reference value; it is not modified.
+        """
+        memo = dict(known)
+        problems = []
+        unevaluated = 0
+        for record in self.records:
+            old_value = self._evaluate(record.old, memo)
+            new_value = self._evaluate(record.new, memo)
+            if isinstance(old_value, _Failed) or isinstance(new_value, _Failed):
+                unevaluated += 1
+                continue
+            same = _identical(old_value, new_value)
+            if not same:
+                try:
+                    same = record.old.type.values_eq_approx(old_value, new_value)
+                except Exception:
+                    same = False
+            if not same:
+                problems.append(self._problem(record, old_value, new_value, memo))
+        return problems, unevaluated
+
+    def _evaluate(self, var, memo):
+        stack = [var]
+        while stack:
+            v = stack[-1]
+            if v in memo:
+                stack.pop()
+                continue
+            if v.owner is None:
+                memo[v] = v.data if isinstance(v, Constant) else _Failed(
+                    KeyError(f"no value for the input {v}")
+                )
+                stack.pop()
+                continue
+            node = v.owner
+            pending = [i for i in node.inputs if i not in memo]
+            if pending:
+                stack.extend(pending)
+                continue
+            self._run(node, memo)
+            stack.pop()
+        return memo[var]
+
+    def _run(self, node, memo):
+        values = [memo[i] for i in node.inputs]
+        failed = next((x for x in values if isinstance(x, _Failed)), None)
+        if failed is None:
+            destroyed = {i for ins in (getattr(node.op, "destroy_map", None) or {}).values() for i in ins}
+            args = [copy_value(x) if k in destroyed else x for k, x in enumerate(values)]
+            cells = [[None] for _ in node.outputs]
+            try:
+                if node not in self._prepared:
+                    node.op.prepare_node(node, None, None, "py")
+                    self._prepared.add(node)
+                node.op.perform(node, args, cells)
+            except Exception as e:
+                failed = _Failed(e)
+        for j, out in enumerate(node.outputs):
+            memo[out] = failed if failed is not None else cells[j][0]
+
+    def _problem(self, record, old_value, new_value, memo):
+        old, new = record.old, record.new
+        diff = difference(old_value, new_value)
+        sections = [
+            ("rewrite", f"{record.rewrite} (step {record.step} of the graph's rewrite history)"),
+            ("replaced", node_dprint(old) if old.owner is not None else str(old)),
+            ("by", node_dprint(new) if new.owner is not None else str(new)),
+        ]
+        if old.owner is not None:
+            created = (
+                self.origins.creation_text(old.owner) if self.origins is not None else None
+            )
+            if created is None:
+                from lucent.graph.utils import format_trace
+
+                created = format_trace(getattr(old.owner.tag, "trace", None))
+            sections.append(("replaced node created at", created))
+            sections.append((
+                "inputs of the replaced node",
+                inputs_text(old.owner, [memo.get(i) for i in old.owner.inputs]),
+            ))
+        sections += [
+            ("value before the rewrite", abbreviate(old_value)),
+            ("value after the rewrite", abbreviate(new_value)),
+            ("difference", format_difference(diff) or "(not numeric)"),
+        ]
+        return BadOptimization(
+            f"The rewrite {record.rewrite} replaced {record.old_text} by {record.new_text}, "
+            "which computes a different value on this call's inputs: a rewrite must preserve "
+            "values (within the type's tolerance)",
+            sections,
+            node=old.owner,
+            rewrite=record.rewrite,
+            step=record.step,
+            old=old,
+            new=new,
+            old_value=old_value,
+            new_value=new_value,
+            difference=diff,
+        )
+
+
+__all__ = ["RewriteCheck"]

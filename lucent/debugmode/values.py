@@ -1,0 +1,167 @@
+"""Small operations on run-time values that DebugMode's checks and messages need.
+
+Copying decides what DebugMode costs: every array a node may touch is
+copied once per path, so these helpers copy only what can change (NumPy
+and Python scalars are immutable and are passed as they are) and keep an
+array's memory order, so a kernel sees the same layout it would see inside
+a compiled graph and Numba does not compile a second signature for it.
+
+The text helpers make problem reports readable: arrays are abbreviated,
+and two values that should agree are summarised by where they differ most.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+_IMMUTABLE = (np.generic, int, float, complex, bool, str, bytes, type(None), slice)
+
+
+def is_immutable(value):
+    """True when nothing can write into ``value`` (so it needs no copy)."""
+    return isinstance(value, _IMMUTABLE)
+
+
+def copy_value(value):
+    """A private copy of ``value`` that the caller may hand to code that writes into it."""
+    if isinstance(value, np.ndarray):
+        return value.copy(order="K")
+    if is_immutable(value):
+        return value
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # an opaque object: nothing better to do than share it
+        return value
+
+
+def describe_value(value):
+    """``float64 (256, 784)`` style summary of a value's kind and shape."""
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype} {value.shape}"
+    if isinstance(value, np.generic):
+        return f"{value.dtype} scalar"
+    if value is None:
+        return "None"
+    return type(value).__name__
+
+
+def abbreviate(value, edgeitems=2, threshold=24):
+    """The value as short text: its kind and shape, then at most a few elements per axis."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        arr = np.asarray(value)
+        with np.printoptions(edgeitems=edgeitems, threshold=threshold, precision=6, linewidth=100):
+            body = np.array2string(arr, separator=", ")
+        return f"{describe_value(value)}: {body}"
+    text = repr(value)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def difference(a, b):
+    """Where two numeric values that should agree differ most, or ``None``.
+
+    Returns a dict with ``max_abs`` / ``abs_index`` (largest absolute
+    difference and its index), ``max_rel`` / ``rel_index`` (largest
+    difference relative to the larger magnitude), ``n_different`` and
+    ``size``; or ``{"shapes": (sa, sb)}`` when the shapes differ. A NaN on
+    one side only counts as an infinite difference.
+    """
+    try:
+        a = np.asarray(a)
+        b = np.asarray(b)
+    except Exception:
+        return None
+    if a.shape != b.shape:
+        return {"shapes": (a.shape, b.shape)}
+    if a.dtype.kind not in "biufc" or b.dtype.kind not in "biufc":
+        return None
+    if a.size == 0:
+        return None
+    with np.errstate(all="ignore"):
+        work = np.complex128 if "c" in (a.dtype.kind, b.dtype.kind) else np.float64
+        fa = a.astype(work, copy=False)
+        fb = b.astype(work, copy=False)
+        diff = np.abs(fa - fb)
+        nan_a, nan_b = np.isnan(fa), np.isnan(fb)
+        diff = np.where(nan_a & nan_b, 0.0, diff)
+        diff = np.where(nan_a ^ nan_b, np.inf, diff)
+        # Equal infinities give inf - inf = nan: they agree.
+        diff = np.where(np.isnan(diff), 0.0, diff)
+        scale = np.maximum(np.abs(fa), np.abs(fb))
+        rel = np.where(diff == 0, 0.0, diff / np.where(scale == 0, 1.0, scale))
+        rel = np.where(np.isnan(rel), np.inf, rel)
+    abs_flat = int(np.argmax(diff))
+    rel_flat = int(np.argmax(rel))
+    return {
+        "max_abs": float(diff.flat[abs_flat]),
+        "abs_index": _index(abs_flat, a.shape),
+        "max_rel": float(rel.flat[rel_flat]),
+        "rel_index": _index(rel_flat, a.shape),
+        "n_different": int(np.count_nonzero(diff)),
+        "size": int(a.size),
+    }
+
+
+def _index(flat, shape):
+    return tuple(int(i) for i in np.unravel_index(flat, shape)) if shape else ()
+
+
+def format_difference(diff):
+    """Text of a ``difference`` result (empty when there is nothing to say)."""
+    if not diff:
+        return ""
+    if "shapes" in diff:
+        sa, sb = diff["shapes"]
+        return f"shapes differ: {sa} vs {sb}"
+    return (
+        f"largest absolute difference {diff['max_abs']:.6g} at index {diff['abs_index']}, "
+        f"largest relative difference {diff['max_rel']:.6g} at index {diff['rel_index']} "
+        f"({diff['n_different']} of {diff['size']} elements differ)"
+    )
+
+
+def nonfinite_kind(value, nan=True, inf=True, big=None):
+    """``"NaN"``, ``"Inf"``, ``"big"`` or ``None``: the first non-finite kind found in ``value``.
+
+    ``big`` is a magnitude threshold (``None``: not checked). Non-float
+    values are never non-finite.
+    """
+    if isinstance(value, np.ndarray):
+        arr = value
+    elif isinstance(value, (np.generic, float, complex)):
+        arr = np.asarray(value)
+    else:
+        return None
+    if arr.dtype.kind not in "fc" or arr.size == 0:
+        return None
+    finite = np.isfinite(arr).all()
+    if not finite:
+        has_nan = bool(np.isnan(arr).any())
+        if nan and has_nan:
+            return "NaN"
+        if inf and bool(np.isinf(arr).any()):
+            return "Inf"
+    if big is not None:
+        with np.errstate(invalid="ignore"):
+            magnitude = np.abs(arr[np.isfinite(arr)]) if not finite else np.abs(arr)
+            if magnitude.size and magnitude.max() > big:
+                return "big"
+    return None
+
+
+def has_nonfinite(value):
+    """True when ``value`` holds a NaN or an infinity."""
+    return nonfinite_kind(value) is not None
+
+
+__all__ = [
+    "copy_value",
+    "is_immutable",
+    "describe_value",
+    "abbreviate",
+    "difference",
+    "format_difference",
+    "nonfinite_kind",
+    "has_nonfinite",
+]
