@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all venv clean
+.PHONY: demo test test-all test-debugmode venv clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,10 @@ test: $(STAMP)
 
 test-all: $(STAMP)
 	$(PY) -m pytest -q -n 2
+
+# Every both-path test once more under DebugMode (both paths per node, rewrites checked).
+test-debugmode: $(STAMP)
+	$(PY) -m pytest -q -n 2 --debugmode -k "[debug" tests
 
 clean:
 	rm -rf $(VENV) build *.egg-info

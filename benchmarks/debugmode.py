@@ -72,6 +72,7 @@ def _run(what, calls, quick, compiledir):
         LUCENT_FLAGS=f"base_compiledir={compiledir}",
         PYTHONPATH=REPO + os.pathsep + env.get("PYTHONPATH", ""),
     )
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # a default Python, as in run.py
     out = subprocess.run(
         [sys.executable, "-c", _WORKER, what, str(calls), "1" if quick else "0"],
         env=env, cwd=REPO, capture_output=True, text=True, check=False,

@@ -12,6 +12,11 @@ variant uses and sets ``config.mode`` to it for the test, so ``verify_grad``
 and functions compiled with the default mode follow the variant too. Select
 one path with ``-k "[numba"`` / ``-k "[py"``.
 
+With ``--debugmode`` (or ``LUCENT_TEST_DEBUGMODE=1``) a third variant,
+``[debug]``, runs the test under DebugMode: every node of every graph the
+test compiles runs on both paths, and every ``fast_run`` rewrite applied to
+it is checked for value preservation (``make test-debugmode``).
+
 Policy for the numba variants in the default run (``make test``, which
 deselects ``slow``): see ``NUMBA_DEFAULT_RUN`` below. ``--numba-all``
 (or ``LUCENT_TEST_NUMBA_ALL=1``) keeps every numba variant in the default run.
@@ -50,6 +55,11 @@ def pytest_addoption(parser):
         "--numba-all", action="store_true", default=False,
         help="keep every FAST_RUN ([numba]) test variant in the default run (none marked slow)",
     )
+    parser.addoption(
+        "--debugmode", action="store_true", default=False,
+        help="also run every both-path test under DebugMode ([debug] variants): every node "
+        "on both paths and every fast_run rewrite checked (LUCENT_TEST_DEBUGMODE=1 too)",
+    )
 
 
 def pytest_configure(config):
@@ -57,6 +67,8 @@ def pytest_configure(config):
         "markers", "both_modes: run the test once per mode (FAST_COMPILE [py], FAST_RUN [numba]) "
         "with config.mode set accordingly",
     )
+    if config.getoption("--debugmode") or os.environ.get("LUCENT_TEST_DEBUGMODE"):
+        helpers.MODES["debug"] = "DebugMode"
     if "base_compiledir" not in os.environ.get("LUCENT_FLAGS", ""):
         TEST_COMPILEDIR.mkdir(parents=True, exist_ok=True)
         lucent.config.base_compiledir = str(TEST_COMPILEDIR)
