@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 
 from lucent.graph.basic import Constant
-from lucent.link.basic import Container, Linker
+from lucent.link.basic import Container, Linker, make_storage_map
 
 from lucent.debugmode.describe import Origins
 from lucent.debugmode.node_check import NodeCheck
@@ -93,7 +93,7 @@ class DebugLinker(Linker):
         if fgraph is None:
             raise RuntimeError("DebugLinker.make_thunk called before accept(fgraph)")
         order = fgraph.toposort()
-        storage_map = _storage_map(fgraph, order, input_storage, output_storage, storage_map)
+        storage_map = make_storage_map(fgraph, order, input_storage, output_storage, storage_map)
         origins = Origins(fgraph)
         checks = []
         for node in order:
@@ -184,33 +184,6 @@ class DebugLinker(Linker):
         return run, inputs, outputs
 
 
-def _storage_map(fgraph, order, input_storage, output_storage, storage_map):
-    """One cell per variable: the given input/output cells, constants' data, empty ones."""
-    storage_map = {} if storage_map is None else storage_map
-    if input_storage is None:
-        input_storage = [[None] for _ in fgraph.inputs]
-    if len(input_storage) != len(fgraph.inputs):
-        raise ValueError(
-            f"input_storage has {len(input_storage)} cells for {len(fgraph.inputs)} graph inputs"
-        )
-    for var, cell in zip(fgraph.inputs, input_storage):
-        storage_map[var] = cell
-    if output_storage is not None:
-        if len(output_storage) != len(fgraph.outputs):
-            raise ValueError("output_storage must have one cell per graph output")
-        for var, cell in zip(fgraph.outputs, output_storage):
-            if var.owner is not None:
-                storage_map[var] = cell
-    for node in order:
-        for var in node.inputs:
-            if var not in storage_map:
-                storage_map[var] = [var.data] if isinstance(var, Constant) else [None]
-        for var in node.outputs:
-            storage_map.setdefault(var, [None])
-    for var in fgraph.outputs:
-        if var not in storage_map:
-            storage_map[var] = [var.data] if isinstance(var, Constant) else [None]
-    return storage_map
 
 
 def _nonfinite(memo, value, cell):

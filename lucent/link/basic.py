@@ -152,4 +152,39 @@ class Linker:
         return execute
 
 
-__all__ = ["Container", "Linker"]
+def make_storage_map(fgraph, order, input_storage, output_storage, storage_map):
+    """One cell per variable of ``order``: the given input/output cells, constants' data, empty ones.
+
+    Every linker binds a graph to storage the same way; ``order`` may be
+    empty when only the graph's inputs and outputs need cells.
+    """
+    storage_map = {} if storage_map is None else storage_map
+    if input_storage is None:
+        input_storage = [[None] for _ in fgraph.inputs]
+    if len(input_storage) != len(fgraph.inputs):
+        raise ValueError(
+            f"input_storage has {len(input_storage)} cells for {len(fgraph.inputs)} graph inputs"
+        )
+    for var, cell in zip(fgraph.inputs, input_storage):
+        storage_map[var] = cell
+    if output_storage is not None:
+        if len(output_storage) != len(fgraph.outputs):
+            raise ValueError("output_storage must have one cell per graph output")
+        for var, cell in zip(fgraph.outputs, output_storage):
+            if var.owner is not None:
+                storage_map[var] = cell
+    from lucent.graph.basic import Constant
+
+    for node in order:
+        for var in node.inputs:
+            if var not in storage_map:
+                storage_map[var] = [var.data] if isinstance(var, Constant) else [None]
+        for var in node.outputs:
+            storage_map.setdefault(var, [None])
+    for var in fgraph.outputs:
+        if var not in storage_map:
+            storage_map[var] = [var.data] if isinstance(var, Constant) else [None]
+    return storage_map
+
+
+__all__ = ["Container", "Linker", "make_storage_map"]

@@ -41,8 +41,7 @@ import warnings
 
 import numpy as np
 
-from lucent.graph.basic import Constant
-from lucent.link.basic import Container, Linker
+from lucent.link.basic import Container, Linker, make_storage_map
 
 #: Constants with more elements than this are passed as arguments.
 INLINE_CONSTANT_SIZE = 1000
@@ -195,24 +194,7 @@ class NumbaLinker(Linker):
         if program is None:
             return self._python_linker.make_thunk(input_storage, output_storage, storage_map)
         fgraph = self.fgraph
-        storage_map = {} if storage_map is None else storage_map
-        if input_storage is None:
-            input_storage = [[None] for _ in fgraph.inputs]
-        if len(input_storage) != len(fgraph.inputs):
-            raise ValueError(
-                f"input_storage has {len(input_storage)} cells for {len(fgraph.inputs)} graph inputs"
-            )
-        for var, cell in zip(fgraph.inputs, input_storage):
-            storage_map[var] = cell
-        if output_storage is not None:
-            if len(output_storage) != len(fgraph.outputs):
-                raise ValueError("output_storage must have one cell per graph output")
-            for var, cell in zip(fgraph.outputs, output_storage):
-                if var.owner is not None:
-                    storage_map[var] = cell
-        for var in fgraph.outputs:
-            if var not in storage_map:
-                storage_map[var] = [var.data] if isinstance(var, Constant) else [None]
+        storage_map = make_storage_map(fgraph, (), input_storage, output_storage, storage_map)
         input_cells = [storage_map[v] for v in fgraph.inputs]
         output_cells = [storage_map[v] for v in fgraph.outputs]
         thunk = _make_thunk(program, input_cells, output_cells)
