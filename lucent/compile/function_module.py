@@ -30,6 +30,7 @@ from lucent.compile.mode import get_mode
 from lucent.graph.basic import Constant, Variable
 from lucent.graph.fg import FunctionGraph, InconsistencyError, MissingInputError
 from lucent.graph.traversal import ancestors, graph_inputs, io_toposort
+from lucent.compile.watch import notify_container_changed, register_function
 from lucent.compile.shared_update_guard import SharedUpdateGuard, precheck_shared_writes
 from lucent.link.basic import Container
 
@@ -346,7 +347,9 @@ class _Accessor:
     def __setitem__(self, key, value):
         if not self._values:
             raise TypeError("fn.container is read-only; set values through fn.value[...]")
-        self._fn._container_of(key).value = value
+        container = self._fn._container_of(key)
+        container.value = value
+        notify_container_changed(container)
 
     def __contains__(self, key):
         try:
@@ -415,6 +418,7 @@ class Function:
             and not (o.owner.op.destroy_map or {}).get(o.index)
             for o in fgraph.outputs[: self._n_out]
         ]
+        register_function(self)
 
     # --- access to inputs --------------------------------------------------------
     def _container_of(self, key):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 
+from lucent.compile.watch import notify_shared_changed
 from lucent.graph.basic import Variable
 from lucent.graph.utils import add_tag_trace
 from lucent.link.basic import Container
@@ -104,6 +105,7 @@ class SharedVariable(Variable):
             if filtered is new_value:
                 filtered = copy.deepcopy(new_value)
             self.container.storage[0] = filtered
+        notify_shared_changed(self)
 
     def get_test_value(self):
         return self.get_value(borrow=True, return_internal_type=True)
@@ -113,7 +115,13 @@ class SharedVariable(Variable):
         if borrow:
             self.container.value[...] = 0
         else:
-            self.container.value = 0 * self.container.value
+            self.container.value = self._zeros_like(self.container.value)
+        notify_shared_changed(self)
+
+    @staticmethod
+    def _zeros_like(value):
+        """A zero value like ``value`` (kinds of shared variables know better)."""
+        return 0 * value
 
     def clone(self, name=None, **kwargs):
         """A new SharedVariable on the *same* container (so it shares the value)."""

@@ -19,11 +19,7 @@ from lucent.tensor.variable import _tensor_py_operators
 class TensorSharedVariable(_tensor_py_operators, SharedVariable):
     """A shared variable holding an ndarray; usable like any symbolic tensor."""
 
-    def zero(self, borrow=False):
-        if borrow:
-            self.container.value[...] = 0
-        else:
-            self.container.value = np.zeros_like(self.container.value)
+    _zeros_like = staticmethod(np.zeros_like)
 
 
 def _static_shape(value, shape, broadcastable):
