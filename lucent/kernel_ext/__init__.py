@@ -1,0 +1,43 @@
+"""IPython extension: ``%load_ext lucent.kernel_ext``.
+
+It registers
+
+* the cell magic ``%%graph NAME [--mode MODE] [--inputs a,b,...] [--updates]
+  [--profile] [--no-show]``, which runs the cell (with the ``lucent.tensor``
+  names at hand), compiles its last expression into a ``lucent.function``
+  stored as ``NAME`` and shows its graph;
+* the line magic ``%lucent_profile NAME``, which shows the profile of a
+  function compiled with ``--profile``.
+
+``lucent`` itself never imports this package, so IPython is only needed by
+those who load the extension.
+"""
+
+from lucent.kernel_ext.cell import GraphCellError
+from lucent.kernel_ext.graph_magic import GraphMagics, parse_graph_line, show_graph, show_profile
+
+__all__ = [
+    "GraphCellError",
+    "GraphMagics",
+    "load_ipython_extension",
+    "parse_graph_line",
+    "show_graph",
+    "show_profile",
+    "unload_ipython_extension",
+]
+
+
+def load_ipython_extension(ipython):
+    """Register ``%%graph`` and ``%lucent_profile`` with ``ipython`` (``%load_ext``)."""
+    ipython.register_magics(GraphMagics)
+
+
+def unload_ipython_extension(ipython):
+    """Remove the magics ``load_ipython_extension`` registered (``%unload_ext``)."""
+    manager = ipython.magics_manager
+    for kind in ("line", "cell"):
+        table = manager.magics[kind]
+        for name in ("graph", "lucent_profile"):
+            if isinstance(getattr(table.get(name), "__self__", None), GraphMagics):
+                del table[name]
+    manager.registry.pop(GraphMagics.__name__, None)
