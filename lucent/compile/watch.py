@@ -110,7 +110,7 @@ def _make_watched_class(cls):
 
     def __call__(self, *args, **kwargs):
         watches = [w for w in _call_watches.get(self, ()) if w.active]
-        inputs = _input_snapshot(self, args, kwargs) if watches else None
+        inputs = _input_snapshot(self, args, kwargs) if any(w.wants_inputs for w in watches) else None
         result = original_call(self, *args, **kwargs)
         _notify_updated(self)
         for w in watches:
@@ -198,12 +198,14 @@ def watch_shared(variables, callback):
     return watch
 
 
-def watch_calls(fn, callback):
+def watch_calls(fn, callback, inputs=True):
     """Call ``callback(fn, inputs, result)`` after each successful call of ``fn``.
 
     ``inputs`` has one value per graph input (``fn.maker.fgraph.inputs``),
     as it was when the call began (arrays are copies), or ``None`` if the
     arguments could not be read; ``result`` is what the call returned.
+    With ``inputs=False`` the callback gets ``None`` and the call copies
+    nothing (for watchers that only need to know a call happened).
     Returns a ``Watch``.
     """
     from lucent.compile.function_module import Function
@@ -211,6 +213,7 @@ def watch_calls(fn, callback):
     if not isinstance(fn, Function):
         raise TypeError(f"watch_calls needs a compiled lucent Function, got {type(fn).__name__}")
     watch = Watch(callback)
+    watch.wants_inputs = bool(inputs)
     _call_watches.setdefault(fn, []).append(watch)
     fn_ref = weakref.ref(fn)
 

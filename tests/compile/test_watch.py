@@ -136,3 +136,11 @@ def test_setting_a_shared_input_through_fn_value_notifies():
     watch_shared(W, lambda v: seen.append(v.get_value()))
     f.value[W] = np.full(3, 7.0)
     np.testing.assert_allclose(seen[-1], [7, 7, 7])
+
+
+def test_watch_calls_without_inputs_copies_nothing():
+    W, x, f = _step("FAST_COMPILE")
+    calls = []
+    watch_calls(f, lambda fn, inputs, result: calls.append(inputs), inputs=False)
+    f(np.ones(3))
+    assert calls == [None]

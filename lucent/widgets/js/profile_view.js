@@ -1,0 +1,210 @@
+// ProfileView: header numbers, then one row per node with bars for time and
+// memory. Clicking a column header sorts (the `sort_by` / `sort_reversed`
+// traits, synced back to Python); the order rule matches
+// ProfileView.sorted_rows() in profile_view.py.
+
+const SORT_KEYS = {
+  order: ["position", false],
+  op: ["op", false],
+  kind: ["kind", false],
+  bytes: ["bytes", true],
+  live_bytes: ["live_bytes", true],
+  time: ["time", true],
+  runs: ["runs", true],
+};
+
+// [sort key or null, heading, cell class]
+const COLUMNS = [
+  ["order", "#", "lucent-pv-num"],
+  ["op", "Op", "lucent-pv-op"],
+  [null, "Output shapes", "lucent-pv-mono"],
+  ["kind", "Kind", ""],
+  ["bytes", "Bytes", "lucent-pv-barcell"],
+  ["live_bytes", "Live bytes", "lucent-pv-barcell"],
+  ["time", "Time / call", "lucent-pv-barcell"],
+  ["time", "% time", "lucent-pv-num"],
+  ["runs", "Runs", "lucent-pv-num"],
+];
+
+function formatBytes(n) {
+  if (n === null || n === undefined) return "?";
+  if (Math.abs(n) < 1024) return `${n} B`;
+  let size = n;
+  for (const unit of ["KiB", "MiB", "GiB"]) {
+    size /= 1024;
+    if (Math.abs(size) < 1024 || unit === "GiB") return `${size.toFixed(1)} ${unit}`;
+  }
+  return `${n} B`;
+}
+
+function formatTime(s) {
+  if (s === null || s === undefined) return "?";
+  if (s === 0) return "0";
+  if (s < 1e-3) return `${(s * 1e6).toFixed(s < 1e-5 ? 2 : 1)} µs`;
+  if (s < 1) return `${(s * 1e3).toFixed(2)} ms`;
+  return `${s.toFixed(3)} s`;
+}
+
+function shapesText(shapes) {
+  return (shapes || [])
+    .map((s) => (s === null ? "-" : "(" + s.join(", ") + (s.length === 1 ? "," : "") + ")"))
+    .join(" ");
+}
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function sortRows(rows, sortBy, reversed) {
+  const [key, largestFirst] = SORT_KEYS[sortBy] || SORT_KEYS.time;
+  const out = rows.slice().sort((a, b) => {
+    const x = a[key], y = b[key];
+    let c = x < y ? -1 : x > y ? 1 : 0;
+    if (largestFirst) c = -c;
+    return c || a.position - b.position;
+  });
+  return reversed ? out.reverse() : out;
+}
+
+function barCell(text, value, max, cls) {
+  const td = el("td", "lucent-pv-barcell");
+  const wrap = el("div", "lucent-pv-bar-wrap");
+  const bar = el("div", `lucent-pv-bar ${cls}`);
+  bar.style.width = max > 0 ? `${Math.max(0, (100 * value) / max).toFixed(1)}%` : "0";
+  wrap.appendChild(bar);
+  td.append(wrap, el("span", "lucent-pv-bar-label", text));
+  return td;
+}
+
+function stat(label, value, title) {
+  const d = el("div", "lucent-pv-stat");
+  d.append(el("div", "lucent-pv-stat-label", label), el("div", "lucent-pv-stat-value", value));
+  if (title) d.title = title;
+  return d;
+}
+
+function render({ model, el: root }) {
+  root.classList.add("lucent-pv");
+
+  function update() {
+    const s = model.get("summary") || {};
+    const rows = model.get("rows") || [];
+    const sortBy = model.get("sort_by");
+    const reversed = model.get("sort_reversed");
+    root.replaceChildren();
+
+    const header = el("div", "lucent-pv-header");
+    const titleLine = el("div", "lucent-pv-titleline");
+    titleLine.appendChild(el("span", "lucent-pv-title", model.get("title")));
+    if (model.get("live")) {
+      const live = el("span", "lucent-pv-live", "live");
+      live.title = "refreshes after the function's calls";
+      titleLine.appendChild(live);
+    }
+    header.appendChild(titleLine);
+    header.appendChild(el("div", "lucent-pv-how", s.how_measured || ""));
+    root.appendChild(header);
+
+    if (!s.calls) {
+      const msg = el("div", "lucent-pv-empty",
+        "No calls yet: call the function" + (model.get("live") ? "; this view refreshes itself." : ", then refresh() the view."));
+      if (s.failed_calls) msg.textContent += ` (${s.failed_calls} failed call${s.failed_calls === 1 ? "" : "s"} not counted)`;
+      root.appendChild(msg);
+      return;
+    }
+
+    const stats = el("div", "lucent-pv-stats");
+    stats.append(
+      stat("Calls", String(s.calls) + (s.failed_calls ? ` (+${s.failed_calls} failed)` : "")),
+      stat("Total time", formatTime(s.call_time)),
+      stat("Per call", formatTime(s.time_per_call)),
+      stat("In nodes", `${s.node_time_percent.toFixed(0)}%`, "share of the call time spent in the nodes; the rest is the linker's own work"),
+    );
+    if (s.compile_time) stats.appendChild(stat("Compile time", formatTime(s.compile_time), "spent compiling during calls, excluded from the times"));
+    if (s.peak !== null && s.peak !== undefined) {
+      const peak = stat("Peak memory", formatBytes(s.peak), "largest memory in use by intermediates and outputs during the last call (graph inputs not counted)");
+      peak.classList.add("lucent-pv-stat-peak");
+      if (s.peak_position !== null && s.peak_position !== undefined) {
+        const where = el("div", "lucent-pv-stat-sub", `at node ${s.peak_position}`);
+        where.title = s.peak_node;
+        peak.appendChild(where);
+      }
+      stats.append(peak, stat("Created / call", formatBytes(s.created), "bytes allocated by one call (views and in-place outputs cost 0)"));
+    }
+    stats.appendChild(stat("Inputs", s.input_bytes === null || s.input_bytes === undefined ? "not recorded" : formatBytes(s.input_bytes), "size of the graph inputs in the last call"));
+    root.appendChild(stats);
+
+    const scroller = el("div", "lucent-pv-scroll");
+    const table = el("table", "lucent-pv-table");
+    const hrow = el("tr");
+    COLUMNS.forEach(([key, label, cls]) => {
+      const th = el("th", cls);
+      th.appendChild(el("span", "", label));
+      if (key) {
+        th.classList.add("lucent-pv-sortable");
+        th.dataset.sort = key;
+        th.title = `sort by ${label.toLowerCase()} (click again to reverse)`;
+        if (key === sortBy && !(label === "% time")) {
+          th.classList.add("lucent-pv-sorted");
+          const down = SORT_KEYS[key][1] !== reversed;
+          th.appendChild(el("span", "lucent-pv-arrow", down ? " ▼" : " ▲"));
+        }
+        th.addEventListener("click", () => {
+          if (model.get("sort_by") === key) model.set("sort_reversed", !model.get("sort_reversed"));
+          else {
+            model.set("sort_by", key);
+            model.set("sort_reversed", false);
+          }
+          model.save_changes();
+        });
+      }
+      hrow.appendChild(th);
+    });
+    const thead = el("thead");
+    thead.appendChild(hrow);
+    const tbody = el("tbody");
+    const maxTime = Math.max(0, ...rows.map((r) => r.time_per_call));
+    const maxBytes = Math.max(0, ...rows.map((r) => r.bytes));
+    const maxLive = Math.max(0, ...rows.map((r) => r.live_bytes));
+    for (const r of sortRows(rows, sortBy, reversed)) {
+      const tr = el("tr");
+      if (r.is_peak) {
+        tr.classList.add("lucent-pv-peak");
+        tr.title = "peak memory is reached at this node";
+      }
+      const pos = el("td", "lucent-pv-num", String(r.position));
+      if (r.is_peak) pos.appendChild(el("span", "lucent-pv-peak-tag", "peak"));
+      tr.appendChild(pos);
+      const op = el("td", "lucent-pv-op", r.op);
+      op.title = r.node + (r.note ? `\n${r.note}` : "");
+      if (r.note) op.appendChild(el("span", "lucent-pv-note", " *"));
+      tr.appendChild(op);
+      tr.appendChild(el("td", "lucent-pv-mono", shapesText(r.output_shapes)));
+      const kinds = [...new Set(r.output_kinds)];
+      const kind = el("td", `lucent-pv-kind lucent-pv-kind-${kinds.length === 1 ? kinds[0].replace(/[^a-z]/g, "") : "mixed"}`, kinds.join(", "));
+      kind.title = `output kinds: ${r.kind}`;
+      tr.appendChild(kind);
+      tr.appendChild(barCell(formatBytes(r.bytes), r.bytes, maxBytes, "lucent-pv-bar-bytes"));
+      tr.appendChild(barCell(formatBytes(r.live_bytes), r.live_bytes, maxLive, "lucent-pv-bar-live"));
+      tr.appendChild(barCell(formatTime(r.time_per_call), r.time_per_call, maxTime, "lucent-pv-bar-time"));
+      tr.appendChild(el("td", "lucent-pv-num", `${r.time_percent.toFixed(1)}%`));
+      tr.appendChild(el("td", "lucent-pv-num", String(r.runs)));
+      tbody.appendChild(tr);
+    }
+    table.append(thead, tbody);
+    scroller.appendChild(table);
+    root.appendChild(scroller);
+  }
+
+  update();
+  const events = ["change:rows", "change:summary", "change:sort_by", "change:sort_reversed", "change:title", "change:live"];
+  for (const e of events) model.on(e, update);
+  return () => {
+    for (const e of events) model.off(e, update);
+  };
+}
+
+export default { render };

@@ -1,0 +1,211 @@
+"""``ProfileView``: a compiled function's profile as a sortable table with bars.
+
+``ProfileStats.summary()`` prints where the time and the memory go; in a
+notebook a user wants to re-sort that table by time, by bytes or by
+schedule position, see at a glance which nodes dominate (bars proportional
+to the largest), and find the node where memory peaks. ``ProfileView``
+shows the header numbers (calls, times, peak memory and the node reaching
+it, created and input bytes) and one row per node.
+
+Sorting happens in the browser (click a column header), so it works from a
+notebook saved with its widget state; the chosen column is the ``sort_by``
+trait, synced both ways, and ``sorted_rows()`` gives the same order in
+Python. Given a Function, the view refreshes itself after its calls,
+throttled like ``SharedView`` (at most every ``min_interval`` seconds, the
+rest when the cell finishes or on ``refresh()``).
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import anywidget
+import traitlets
+
+from lucent.compile.function_module import Function
+from lucent.compile.profiling import ProfileStats
+from lucent.compile.watch import watch_calls
+from lucent.widgets.shared_view import Throttle
+
+_JS = pathlib.Path(__file__).parent / "js"
+
+#: ``sort_by`` values: what each sorts on, and whether the largest comes first.
+SORT_KEYS = {
+    "order": ("position", False),
+    "op": ("op", False),
+    "kind": ("kind", False),
+    "bytes": ("bytes", True),
+    "live_bytes": ("live_bytes", True),
+    "time": ("time", True),
+    "runs": ("runs", True),
+}
+
+_TEXT_LIMIT = 300
+
+
+def _short(text):
+    return text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 3] + "..."
+
+
+def _json_shape(shape):
+    return None if shape is None else [int(d) for d in shape]
+
+
+def _header(profile, rows):
+    """The numbers above the table, as plain JSON values."""
+    calls = profile.calls
+    node_time = float(profile.node_time_total)
+    out = {
+        "name": profile.message or "",
+        "how_measured": profile.how_measured,
+        "calls": calls,
+        "failed_calls": profile.failed_calls,
+        "call_time": profile.call_time,
+        "time_per_call": profile.call_time / calls if calls else 0.0,
+        "node_time": node_time,
+        "node_time_percent": 100.0 * node_time / profile.call_time if profile.call_time > 0 else 0.0,
+        "compile_time": profile.compile_time,
+        "nodes": len(rows),
+        "input_bytes": profile.input_bytes,
+        "peak": None, "peak_position": None, "peak_node": None,
+        "created": None, "held_after": None,
+    }
+    if profile.fgraph is not None:
+        memory = profile.memory()
+        out.update(peak=int(memory.peak), created=int(memory.total_created), held_after=int(memory.held_after))
+        if memory.peak_node is not None:
+            peak_rows = [r for r in rows if r["is_peak"]]
+            out["peak_position"] = peak_rows[0]["position"] if peak_rows else None
+            out["peak_node"] = _short(str(memory.peak_node))
+    return out
+
+
+def _json_row(row):
+    return {
+        "position": int(row["position"]),
+        "op": _short(row["op"]),
+        "node": _short(str(row["node"])),
+        "output_shapes": [_json_shape(s) for s in row["output_shapes"]],
+        "output_bytes": [None if b is None else int(b) for b in row["output_bytes"]],
+        "output_kinds": list(row["output_kinds"]),
+        "kind": row["kind"],
+        "bytes": int(row["bytes"]),
+        "live_bytes": int(row["live_bytes"]),
+        "is_peak": bool(row["is_peak"]),
+        "runs": int(row["runs"]),
+        "time": float(row["time"]),
+        "time_per_call": float(row["time_per_call"]),
+        "time_percent": float(row["time_percent"]),
+        "note": row["note"],
+    }
+
+
+class ProfileView(anywidget.AnyWidget):
+    """Per-node time and memory of a profiled function, as a sortable table with bars.
+
+    Parameters
+    ----------
+    profile_or_function
+        A ``ProfileStats``, or a Function compiled with ``profile=True``
+        (then the view follows its calls).
+    sort_by
+        The initial order: one of ``SORT_KEYS`` (``"time"``, ``"bytes"``,
+        ``"live_bytes"``, ``"order"``, ``"op"``, ``"kind"``, ``"runs"``).
+    min_interval
+        Seconds between two refreshes caused by calls of the function.
+
+    Traits (synced): ``title``; ``summary``, the header numbers (calls,
+    times, ``peak`` bytes with ``peak_position``/``peak_node``, ``created``,
+    ``held_after`` and ``input_bytes``, ``None`` when unknown); ``rows``, one
+    dict per node in schedule order (the keys of ``ProfileStats.as_rows``,
+    JSON-ready, with ``node`` as text); ``sort_by`` and ``sort_reversed``,
+    the order shown; ``live``, whether the view follows a function.
+    """
+
+    _esm = _JS / "profile_view.js"
+    _css = _JS / "profile_view.css"
+
+    title = traitlets.Unicode("Profile").tag(sync=True)
+    summary = traitlets.Dict().tag(sync=True)
+    rows = traitlets.List(traitlets.Dict()).tag(sync=True)
+    sort_by = traitlets.Unicode("time").tag(sync=True)
+    sort_reversed = traitlets.Bool(False).tag(sync=True)
+    live = traitlets.Bool(False).tag(sync=True)
+
+    def __init__(self, profile_or_function, *, sort_by="time", min_interval=0.1, **kwargs):
+        function = None
+        if isinstance(profile_or_function, Function):
+            function = profile_or_function
+            profile = function.profile
+            if profile is None:
+                name = f" {function.name!r}" if function.name else ""
+                raise ValueError(
+                    f"The function{name} has no profile; compile it with "
+                    "lucent.function(..., profile=True) to see it in a ProfileView"
+                )
+        elif isinstance(profile_or_function, ProfileStats):
+            profile = profile_or_function
+        else:
+            raise TypeError(
+                "ProfileView needs a lucent ProfileStats or a Function compiled with profile=True; "
+                f"got {type(profile_or_function).__name__}: {profile_or_function!r:.80}"
+            )
+        self._profile = profile
+        self._throttle = Throttle(self.refresh, min_interval)
+        super().__init__(sort_by=sort_by, live=function is not None, **kwargs)
+        self.refresh()
+        self._watch = None
+        if function is not None:
+            self._watch = watch_calls(function, self._on_call, inputs=False)
+            self._throttle.follow_cells()
+
+    @traitlets.validate("sort_by")
+    def _check_sort_by(self, proposal):
+        value = proposal["value"]
+        if value not in SORT_KEYS:
+            raise traitlets.TraitError(
+                f"sort_by must be one of {', '.join(map(repr, SORT_KEYS))}, got {value!r}"
+            )
+        return value
+
+    def _on_call(self, fn, inputs, result):
+        self._throttle.changed()
+
+    # --- public API ------------------------------------------------------------------
+    @property
+    def profile(self):
+        """The ``ProfileStats`` shown."""
+        return self._profile
+
+    def refresh(self):
+        """Read the profile again and show it."""
+        self._throttle.pending = False
+        profile = self._profile
+        rows = profile.as_rows("order")
+        with self.hold_sync():  # one message, one redraw
+            self.title = f"Profile of {profile.message}" if profile.message else "Profile"
+            self.summary = _header(profile, rows)
+            self.rows = [_json_row(r) for r in rows]
+
+    def sorted_rows(self):
+        """``rows`` in the order the table shows them (``sort_by``, ``sort_reversed``)."""
+        key, largest_first = SORT_KEYS[self.sort_by]
+        ordered = sorted(self.rows, key=lambda r: r["position"])
+        ordered.sort(key=lambda r: r[key], reverse=largest_first)  # stable: ties keep schedule order
+        return ordered[::-1] if self.sort_reversed else ordered
+
+    def close(self):
+        """Stop following the function and close the widget."""
+        watch = getattr(self, "_watch", None)
+        if watch is not None:
+            watch.stop()
+        throttle = getattr(self, "_throttle", None)
+        if throttle is not None:
+            throttle.stop()
+        super().close()
+
+    def __repr__(self):
+        return f"<ProfileView of {self._profile!r}>"
+
+
+__all__ = ["ProfileView", "SORT_KEYS"]

@@ -1,0 +1,319 @@
+"""``SharedView``: a live panel of shared variables for a notebook.
+
+Training a model is a loop of calls that move shared variables; what a user
+wants to see is whether the weights move, how fast, and whether a NaN
+appeared. ``SharedView`` shows one row per variable (dtype, shape, range,
+mean, std, L2 norm, NaN/Inf counts, a histogram) and a sparkline of its
+recent values, and updates itself when the values change: through
+``set_value``/``zero`` or through the updates of any compiled function, even
+one compiled before the view (``lucent.compile.watch.watch_shared``).
+
+Why the updates are throttled
+-----------------------------
+A training loop may change a variable 10,000 times in a few seconds. Each
+change is recorded at once, but cheaply: one number for the sparkline (the
+value of a scalar, the L2 norm of an array). The full row (statistics and
+histogram, a pass over the whole array, and a message to the browser) is
+pushed at most once every ``min_interval`` seconds: the first change after a
+quiet period is pushed immediately, the ones that follow it closely wait.
+What is still waiting is pushed when the notebook cell finishes (IPython's
+``post_run_cell`` event, when running inside IPython) or by ``refresh()``,
+so the panel always ends showing the final state, with every point of the
+history. No timer thread is used: a thread would touch the widget while the
+user's loop runs, and the end of the cell is when the user looks anyway.
+
+All the state is in synced traits (``rows``, ``updates``, ``title``,
+``history``), so the panel renders again after a kernel reconnect and from
+a notebook saved with its widget state.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import pathlib
+import sys
+import time
+import weakref
+
+import anywidget
+import numpy as np
+import traitlets
+
+from lucent.compile.function_module import Function
+from lucent.compile.sharedvalue import SharedVariable
+from lucent.compile.watch import watch_shared
+from lucent.widgets.value_summary import summarize
+
+_JS = pathlib.Path(__file__).parent / "js"
+
+
+class Throttle:
+    """Calls ``push()`` at most every ``min_interval`` seconds; ``flush()`` pushes what waits.
+
+    ``changed()`` says something changed: it pushes at once when the last
+    push is older than ``min_interval`` (so a single change shows at once),
+    otherwise it marks the change as waiting. ``follow_cells()`` asks
+    IPython, when there is one, to flush after each cell; ``stop()`` undoes
+    that. ``clock`` gives the time in seconds (tests pass their own).
+    Shared by the live views of this package.
+    """
+
+    def __init__(self, push, min_interval, clock=time.monotonic):
+        if not isinstance(min_interval, (int, float)) or isinstance(min_interval, bool) or min_interval < 0:
+            raise ValueError(f"min_interval must be a number of seconds >= 0, got {min_interval!r}")
+        self._push = push
+        self._clock = clock
+        self.min_interval = float(min_interval)
+        self.pending = False
+        self.pushes = 0
+        self._last = -math.inf
+        self._shell = None
+        self._hook = None
+
+    def changed(self):
+        if self._clock() - self._last >= self.min_interval:
+            self.flush()
+        else:
+            self.pending = True
+
+    def flush(self):
+        self.pending = False
+        self._last = self._clock()
+        self.pushes += 1
+        self._push()
+
+    def flush_pending(self):
+        if self.pending:
+            self.flush()
+
+    def follow_cells(self):
+        """Flush after every IPython cell, if running inside IPython (held weakly)."""
+        ipython = sys.modules.get("IPython")
+        shell = ipython.get_ipython() if ipython is not None else None
+        if shell is None or self._hook is not None:
+            return
+        ref = weakref.ref(self)
+
+        def post_run_cell(result=None):
+            throttle = ref()
+            if throttle is not None:
+                throttle.flush_pending()
+
+        shell.events.register("post_run_cell", post_run_cell)
+        self._shell, self._hook = shell, post_run_cell
+
+    def stop(self):
+        if self._hook is not None:
+            try:
+                self._shell.events.unregister("post_run_cell", self._hook)
+            except ValueError:  # already removed by the user
+                pass
+        self._shell = self._hook = None
+        self.pending = False
+
+
+def _history_point(value):
+    """The sparkline's point for ``value``: the number for a scalar, the L2 norm for an array.
+
+    ``None`` when it is not a finite number (a NaN shows as a gap: the NaN
+    count of the row says why) or the value is not numeric.
+    """
+    if isinstance(value, (int, float, complex, np.generic)) and not isinstance(value, (str, bytes)):
+        array = np.asarray(value)
+    elif isinstance(value, np.ndarray):
+        array = value
+    else:
+        return None
+    kind = array.dtype.kind
+    if kind not in "biufc" or array.size == 0:
+        return None
+    if array.ndim == 0:
+        point = abs(complex(array)) if kind == "c" else float(array)
+    else:
+        flat = array.ravel()
+        if kind == "b":
+            flat = flat.astype(np.float64)
+        point = float(np.linalg.norm(flat))
+    return point if math.isfinite(point) else None
+
+
+def _describe(obj):
+    text = repr(obj)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return f"{type(obj).__name__}: {text}"
+
+
+_EXPECTED = "a SharedVariable, a list/tuple or dict of SharedVariables, or a compiled lucent Function"
+
+
+def _collect(source):
+    """``(title, [(name, variable, updated_by_function)])`` from what the user gave."""
+    if isinstance(source, SharedVariable):
+        return None, [(None, source, False)]
+    if isinstance(source, Function):
+        updated = {id(source.inputs[k].variable) for k in source.maker.update_inputs}
+        shared = source.get_shared()
+        ordered = [v for v in shared if id(v) in updated] + [v for v in shared if id(v) not in updated]
+        title = f"Shared variables of {source.name}" if source.name else "Shared variables of the function"
+        return title, [(None, v, id(v) in updated) for v in ordered]
+    if isinstance(source, dict):
+        items = []
+        for key, var in source.items():
+            if not isinstance(key, str):
+                raise TypeError(f"SharedView needs a dict with str names as keys; got the key {_describe(key)}")
+            if not isinstance(var, SharedVariable):
+                raise TypeError(
+                    f"SharedView needs shared variables as the dict's values; {key!r} is {_describe(var)}"
+                )
+            items.append((key, var, False))
+        return None, items
+    if isinstance(source, (list, tuple)):
+        for position, var in enumerate(source):
+            if not isinstance(var, SharedVariable):
+                raise TypeError(
+                    f"SharedView needs shared variables in the {type(source).__name__}; "
+                    f"item {position} is {_describe(var)}"
+                )
+        return None, [(None, v, False) for v in source]
+    raise TypeError(f"SharedView needs {_EXPECTED}; got {_describe(source)}")
+
+
+class _Entry:
+    """What the view keeps about one variable between pushes."""
+
+    __slots__ = ("key", "name", "var", "updated", "history", "changes", "row", "dirty")
+
+    def __init__(self, key, name, var, updated, history):
+        self.key = key
+        self.name = name
+        self.var = var
+        self.updated = updated
+        self.history = collections.deque(maxlen=history)
+        self.changes = 0
+        self.row = None
+        self.dirty = True
+
+
+class SharedView(anywidget.AnyWidget):
+    """A live panel of shared variables: statistics and a sparkline of recent values.
+
+    Parameters
+    ----------
+    shared_variables_or_function
+        A SharedVariable, a list/tuple of them, a dict ``name -> variable``
+        (the names shown), or a compiled Function (its shared variables,
+        those it updates first).
+    history
+        How many recent values each sparkline keeps.
+    min_interval
+        Seconds between two pushes of the full rows to the browser (see
+        the module docstring); 0 pushes every change.
+
+    Traits (synced): ``title``; ``rows``, one dict per variable with the
+    keys of ``value_summary.summarize`` plus ``key``, ``name``, ``type``,
+    ``history`` (recent points, ``None`` for a non-finite one),
+    ``history_of`` (``"value"`` or ``"norm"``), ``latest``, ``changes``
+    (changes seen of this variable) and ``updated`` (the function given
+    updates it); ``updates``, the changes seen of all of them; ``history``,
+    the sparkline length. Like the browser, these traits show the state of
+    the last push: inside a loop, call ``refresh()`` to read the latest.
+    """
+
+    _esm = _JS / "shared_view.js"
+    _css = _JS / "shared_view.css"
+
+    title = traitlets.Unicode("Shared variables").tag(sync=True)
+    rows = traitlets.List(traitlets.Dict()).tag(sync=True)
+    updates = traitlets.Int(0).tag(sync=True)
+    history = traitlets.Int(100).tag(sync=True)
+
+    def __init__(self, shared_variables_or_function, *, history=100, min_interval=0.1, **kwargs):
+        title, items = _collect(shared_variables_or_function)
+        if not isinstance(history, int) or isinstance(history, bool) or history < 1:
+            raise ValueError(f"history must be a number of points >= 1, got {history!r}")
+        self._throttle = Throttle(self._push, min_interval)
+        entries, seen = [], set()
+        for name, var, updated in items:
+            if id(var.container) in seen:  # a clone shares its value: one row is enough
+                continue
+            seen.add(id(var.container))
+            name = name or var.name or getattr(var, "auto_name", None) or f"#{len(entries)}"
+            entry = _Entry(len(entries), name, var, updated, history)
+            entry.history.append(_history_point(var.get_value(borrow=True)))
+            entries.append(entry)
+        self._entries = entries
+        self._by_container = {id(e.var.container): e for e in entries}
+        self._changes = 0
+        super().__init__(history=history, **kwargs)
+        if title is not None:
+            self.title = title
+        self._push()
+        self._watch = watch_shared([e.var for e in entries], self._on_change)
+        self._throttle.follow_cells()
+
+    # --- being told of changes -------------------------------------------------------
+    def _on_change(self, var):
+        entry = self._by_container.get(id(var.container))
+        if entry is None:
+            return
+        entry.history.append(_history_point(var.get_value(borrow=True)))
+        entry.changes += 1
+        entry.dirty = True
+        self._changes += 1
+        self._throttle.changed()
+
+    def _row(self, entry):
+        value = entry.var.get_value(borrow=True)
+        summary = summarize(value)
+        scalar = summary.get("kind") == "array" and summary["shape"] == []
+        return dict(
+            summary,
+            key=entry.key,
+            name=entry.name,
+            type=str(entry.var.type),
+            history=list(entry.history),
+            history_of="value" if scalar else "norm",
+            latest=entry.history[-1],
+            changes=entry.changes,
+            updated=entry.updated,
+        )
+
+    def _push(self):
+        for entry in self._entries:
+            if entry.dirty or entry.row is None:
+                entry.row = self._row(entry)
+                entry.dirty = False
+        with self.hold_sync():  # one message, one redraw
+            self.rows = [e.row for e in self._entries]
+            self.updates = self._changes
+
+    # --- public API ------------------------------------------------------------------
+    @property
+    def variables(self):
+        """The shared variables shown, in row order."""
+        return [e.var for e in self._entries]
+
+    def refresh(self):
+        """Push the current state of every variable now (what waits, and anything changed in place)."""
+        for entry in self._entries:
+            entry.dirty = True
+        self._throttle.flush()
+
+    def close(self):
+        """Stop following the variables and close the widget."""
+        watch = getattr(self, "_watch", None)
+        if watch is not None:
+            watch.stop()
+        throttle = getattr(self, "_throttle", None)
+        if throttle is not None:
+            throttle.stop()
+        super().close()
+
+    def __repr__(self):
+        names = ", ".join(e.name for e in self._entries)
+        return f"<SharedView of {len(self._entries)} variables ({names}): {self._changes} updates>"
+
+
+__all__ = ["SharedView"]

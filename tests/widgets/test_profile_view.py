@@ -1,0 +1,164 @@
+"""Tests of lucent/widgets/profile_view.py: a profile as a sortable table.
+
+The widgets are made without a kernel; the tests read the synced traits
+(what the browser renders) and compare them with the ProfileStats.
+"""
+
+import json
+
+import numpy as np
+import pytest
+import traitlets
+
+import lucent
+import lucent.tensor as lt
+from lucent.compile.profiling import ProfileStats
+
+pytest.importorskip("anywidget")
+
+from lucent.widgets import ProfileView  # noqa: E402
+from lucent.widgets.profile_view import SORT_KEYS  # noqa: E402
+
+
+def _profiled(mode="FAST_COMPILE", calls=2):
+    x = lt.dmatrix("x")
+    out = lt.exp(x).sum() + (x * 2).T.sum()
+    f = lucent.function([x], out, profile=True, name="f", mode=mode)
+    for _ in range(calls):
+        f(np.ones((30, 40)))
+    return f
+
+
+@pytest.mark.parametrize("lucent_mode", ["FAST_COMPILE", "FAST_RUN"], indirect=True)
+def test_rows_and_totals_match_the_profile(lucent_mode):
+    f = _profiled(lucent_mode)
+    profile = f.profile
+    view = ProfileView(profile)
+    expected = profile.as_rows("order")
+    assert len(view.rows) == len(expected)
+    for row, exp in zip(view.rows, expected):
+        assert row["position"] == exp["position"] and row["op"] == exp["op"]
+        assert row["node"] == str(exp["node"])
+        assert row["output_shapes"] == [list(s) for s in exp["output_shapes"]]
+        for key in ("bytes", "live_bytes", "kind", "output_kinds", "is_peak", "runs"):
+            assert row[key] == exp[key], key
+        for key in ("time", "time_per_call", "time_percent"):
+            assert row[key] == pytest.approx(exp[key]), key
+    memory = profile.memory()
+    s = view.summary
+    assert s["name"] == "f" and s["how_measured"] == profile.how_measured
+    assert s["calls"] == 2 and s["call_time"] == pytest.approx(profile.call_time)
+    assert s["time_per_call"] == pytest.approx(profile.call_time / 2)
+    assert s["node_time"] == pytest.approx(profile.node_time_total)
+    assert s["compile_time"] == pytest.approx(profile.compile_time)
+    assert (s["peak"], s["created"], s["held_after"]) == (memory.peak, memory.total_created, memory.held_after)
+    assert s["input_bytes"] == profile.input_bytes == 30 * 40 * 8
+    assert s["nodes"] == len(expected)
+    assert view.title == "Profile of f"
+    json.dumps([view.rows, view.summary], allow_nan=False)  # strict JSON for the browser
+
+
+def test_peak_row_is_flagged():
+    f = _profiled()
+    view = ProfileView(f)
+    peaks = [r for r in view.rows if r["is_peak"]]
+    (peak,) = peaks
+    memory = f.profile.memory()
+    assert peak["position"] == view.summary["peak_position"]
+    assert f.profile.order[peak["position"]] is memory.peak_node
+    assert peak["live_bytes"] == memory.peak == max(r["live_bytes"] for r in view.rows)
+    assert view.summary["peak_node"] == str(memory.peak_node)
+
+
+def test_sort_orders_match_the_profile():
+    f = _profiled()
+    view = ProfileView(f, sort_by="bytes")
+    assert view.sort_by == "bytes"
+    positions = lambda rows: [r["position"] for r in rows]  # noqa: E731
+    assert positions(view.sorted_rows()) == positions(f.profile.as_rows("bytes"))
+    view.sort_by = "time"
+    assert positions(view.sorted_rows()) == positions(f.profile.as_rows("time"))
+    view.sort_by = "order"
+    assert positions(view.sorted_rows()) == list(range(len(view.rows)))
+    view.sort_reversed = True
+    assert positions(view.sorted_rows()) == list(range(len(view.rows)))[::-1]
+    view.sort_by, view.sort_reversed = "op", False
+    ops = [r["op"] for r in view.sorted_rows()]
+    assert ops == sorted(ops)
+    assert view.rows == sorted(view.rows, key=lambda r: r["position"])  # the trait stays in schedule order
+    assert set(SORT_KEYS) >= {"order", "time", "bytes", "op", "live_bytes", "kind"}
+
+
+def test_bad_sort_key():
+    f = _profiled(calls=1)
+    with pytest.raises(traitlets.TraitError, match=r"sort_by must be one of 'order', .*got 'speed'"):
+        ProfileView(f, sort_by="speed")
+    view = ProfileView(f)
+    with pytest.raises(traitlets.TraitError, match="sort_by must be one of"):
+        view.sort_by = "size"
+    assert view.sort_by == "time"
+
+
+def test_follows_the_calls_of_a_function():
+    f = _profiled(calls=1)
+    view = ProfileView(f, min_interval=0)
+    assert view.live and view.summary["calls"] == 1
+    f(np.ones((30, 40)))
+    f(np.ones((30, 40)))
+    assert view.summary["calls"] == 3
+    assert all(r["runs"] == 3 for r in view.rows)
+
+
+def test_refresh_shows_calls_that_waited():
+    f = _profiled(calls=1)
+    view = ProfileView(f, min_interval=3600)
+    for _ in range(4):
+        f(np.ones((30, 40)))
+    assert view.summary["calls"] == 2  # the first call was shown at once, the rest waits
+    view.refresh()
+    assert view.summary["calls"] == 5
+    assert view.summary["call_time"] == pytest.approx(f.profile.call_time)
+
+
+def test_a_profile_is_read_again_on_refresh_only():
+    f = _profiled(calls=1)
+    view = ProfileView(f.profile)
+    assert not view.live
+    f(np.ones((30, 40)))
+    assert view.summary["calls"] == 1
+    view.refresh()
+    assert view.summary["calls"] == 2
+
+
+def test_no_calls_yet_is_not_an_error():
+    x = lt.dvector("x")
+    f = lucent.function([x], lt.exp(x).sum(), profile=True, name="never", mode="FAST_COMPILE")
+    view = ProfileView(f, min_interval=0)
+    assert view.summary["calls"] == 0 and view.summary["call_time"] == 0.0
+    assert all(r["time"] == 0.0 and r["runs"] == 0 for r in view.rows)
+    f(np.ones(3))
+    assert view.summary["calls"] == 1
+    detached = ProfileView(ProfileStats(message="later"))
+    assert detached.rows == [] and detached.summary["peak"] is None
+    assert detached.summary["calls"] == 0
+
+
+def test_function_without_profile():
+    x = lt.dvector("x")
+    f = lucent.function([x], x * 2, name="plain", mode="FAST_COMPILE", profile=False)
+    with pytest.raises(ValueError, match=r"function 'plain' has no profile; compile it with .*profile=True"):
+        ProfileView(f)
+
+
+def test_bad_argument():
+    with pytest.raises(TypeError, match=r"ProfileView needs a lucent ProfileStats or a Function compiled "
+                                        r"with profile=True; got str"):
+        ProfileView("profile")
+
+
+def test_close_stops_following():
+    f = _profiled(calls=1)
+    view = ProfileView(f, min_interval=0)
+    view.close()
+    f(np.ones((30, 40)))
+    assert view.summary["calls"] == 1 and not view._watch.active
