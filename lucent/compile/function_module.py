@@ -697,6 +697,23 @@ class Function:
         head = f"Function {self.name!r}" if self.name else "Function"
         return f"<{head}({ins}) with mode {self.maker.mode!r}>"
 
+    def _repr_html_(self):
+        """The graph this function runs (after rewriting), drawn under its inputs, outputs and mode.
+
+        What a user wants to know of a compiled function in a notebook is
+        what the rewrites made of it. The ``dprint`` text is shown instead
+        when Graphviz is missing; never raises.
+        """
+        import html
+
+        from lucent.graph.dot import function_header_html, graph_html
+
+        try:
+            header = function_header_html(self)
+        except Exception:
+            header = f"<p>{html.escape(repr(self))}</p>"
+        return graph_html(self.maker.fgraph, header)
+
 
 def _is_shared(value):
     from lucent.compile.sharedvalue import SharedVariable

@@ -175,6 +175,16 @@ class Variable(Node):
 
         return debugprint(self, **kwargs)
 
+    def _repr_html_(self):
+        """A drawing of the graph that computes this variable, for notebooks.
+
+        A formula is read faster as a picture than as ``dprint`` text; the
+        text is shown instead when Graphviz is missing. Never raises.
+        """
+        from lucent.graph.dot import graph_html
+
+        return graph_html(self)
+
 
 class Apply(Node):
     """One application of an ``Op`` to input variables, producing outputs.

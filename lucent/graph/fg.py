@@ -341,6 +341,12 @@ class FunctionGraph:
 
         return debugprint(self, **kwargs)
 
+    def _repr_html_(self):
+        """A drawing of the graph, for notebooks (the ``dprint`` text when Graphviz is missing; never raises)."""
+        from lucent.graph.dot import graph_html
+
+        return graph_html(self)
+
     def __getstate__(self):
         return self.__dict__.copy()
 

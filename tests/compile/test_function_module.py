@@ -324,3 +324,27 @@ def test_get_shared():
     s = shared(np.float64(1.0))
     f = function([], s * 2)
     assert f.get_shared() == [s]
+
+
+# --- rich display in notebooks --------------------------------------------------------
+
+@pytest.mark.skipif(__import__("shutil").which("dot") is None, reason="the Graphviz 'dot' program is not installed")
+def test_repr_html_draws_the_rewritten_graph_under_a_header():
+    x = lt.dvector("x")
+    w = shared(np.ones(3), name="w")
+    fn = function([x], lt.exp(x).sum(), updates=[(w, w * 2)], name="step")
+    page = fn._repr_html_()
+    assert "<svg" in page
+    assert "Function &#x27;step&#x27;" in page
+    assert "x: float64 (?,)" in page and "Updates" in page and ">update w<" in page
+    assert fn.maker.mode.name in page and "nodes after rewriting" in page
+    assert repr(fn).startswith("<Function 'step'(x)")  # the text repr is unchanged
+
+
+def test_repr_html_falls_back_to_dprint_without_dot(monkeypatch, tmp_path):
+    x = lt.dvector("x")
+    fn = function([x], lt.exp(x), name="step")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    page = fn._repr_html_()
+    assert "<svg" not in page and "<pre>" in page and "Inputs" in page
+    assert "apt install graphviz" in page

@@ -236,3 +236,32 @@ def test_op_call_names_outputs():
     assert AddOp()(x, x, name="s").name == "s"
     a, b = TwoOut()(x, name="p")
     assert (a.name, b.name) == ("p_0", "p_1")
+
+
+# --- rich display in notebooks --------------------------------------------------------
+
+needs_dot = pytest.mark.skipif(
+    __import__("shutil").which("dot") is None, reason="the Graphviz 'dot' program is not installed"
+)
+
+
+@needs_dot
+def test_variable_repr_html_draws_its_graph():
+    import lucent.tensor as lt
+
+    x = lt.dvector("x")
+    y = lt.exp(x) * 2
+    page = y._repr_html_()
+    assert "<svg" in page
+    assert ">Elemwise{exp}<" in page and ">Elemwise{mul}<" in page and ">x<" in page
+    assert "float64 (?,)" in page
+    assert repr(y) == str(y)  # the text repr is unchanged
+
+
+def test_variable_repr_html_falls_back_to_dprint_without_dot(monkeypatch, tmp_path):
+    import lucent.tensor as lt
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    y = lt.exp(lt.dvector("x"))
+    page = y._repr_html_()
+    assert "<svg" not in page and "<pre>" in page and "Exp [id A]" in page

@@ -248,3 +248,32 @@ def test_deep_graph_builds_without_recursion():
     fg.check_integrity()
     fg.replace(fg.outputs[0], fg.inputs[0])
     assert fg.apply_nodes == set()
+
+
+# --- rich display in notebooks --------------------------------------------------------
+
+@pytest.mark.skipif(__import__("shutil").which("dot") is None, reason="the Graphviz 'dot' program is not installed")
+def test_repr_html_draws_the_graph_with_non_tensor_types():
+    import html
+
+    from lucent.graph.dot import op_label
+
+    x = t("x")
+    fg = FunctionGraph([x], [g(f(x))], clone=False)
+    page = fg._repr_html_()
+    assert "<svg" in page
+    for node in fg.toposort():
+        assert f">{op_label(node.op)}<" in html.unescape(page)
+    assert ">MyType(t)<" in page and ">x<" in page
+
+
+def test_repr_html_never_raises(monkeypatch):
+    from lucent.graph import dot
+
+    def broken(self, annotations=None, title=None):
+        raise RuntimeError("layout exploded")
+
+    monkeypatch.setattr(dot.GraphDot, "svg", broken)
+    x = t("x")
+    page = FunctionGraph([x], [f(x)], clone=False)._repr_html_()
+    assert "<pre>" in page and "layout exploded" in page

@@ -1,0 +1,245 @@
+"""``DebugReportView``: the problems DebugMode found, each linked to its node in the graph.
+
+A DebugMode report names faulty nodes in text (``Dot22(x, W)``); in a
+graph of fifty nodes the user then has to find it. This view lists the
+problems (kind, one-line summary, the details as expandable sections, then
+what was and was not checked) above a ``GraphView`` of the graph with the
+faulty nodes in red, and clicking a problem selects its node in the graph.
+
+Why two widgets linked in the browser
+-------------------------------------
+The list is its own small widget (``ProblemList``) and the link is
+``ipywidgets.jslink`` between its ``selected`` trait and the GraphView's:
+the selection then travels from one model to the other in the browser,
+without the kernel, so it works in a notebook reopened with its saved
+widget state or after the kernel died. Selecting a node in the graph
+likewise highlights its problems in the list.
+
+Problems not tied to a drawn node (a ``BadOptimization`` compares
+variables of the graph before rewriting) are listed without a link.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import anywidget
+import ipywidgets
+import traitlets
+
+from lucent.compile.function_module import Function
+from lucent.compile.watch import watch_calls
+from lucent.graph.fg import FunctionGraph
+from lucent.widgets.graph_view import CellHook, GraphView, _describe, _problems_of
+
+_JS = pathlib.Path(__file__).parent / "js"
+
+
+class ProblemList(anywidget.AnyWidget):
+    """The problems of a DebugMode report as a list; clicking one sets ``selected`` to its node id.
+
+    Traits (synced): ``headline``; ``problems``, one dict per problem
+    (``index``, ``kind``, ``summary``, ``path``, ``node_id`` (``""`` when
+    not on a drawn node), ``node_label``, ``sections`` as ``[label, text]``
+    pairs); ``coverage`` and ``reference_only`` lines; ``ok``;
+    ``selected``, the node id shared with the GraphView.
+    """
+
+    _esm = _JS / "debug_report_view.js"
+    _css = _JS / "debug_report_view.css"
+
+    headline = traitlets.Unicode("").tag(sync=True)
+    ok = traitlets.Bool(True).tag(sync=True)
+    problems = traitlets.List(traitlets.Dict()).tag(sync=True)
+    coverage = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    reference_only = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    selected = traitlets.Unicode("").tag(sync=True)
+
+
+class DebugReportView(ipywidgets.VBox):
+    """A DebugMode report (problem list) above a GraphView whose faulty nodes are red, linked by node.
+
+    Parameters
+    ----------
+    report_or_fn
+        A Function compiled with ``mode="DebugMode"`` (its ``debug_report``,
+        re-read after each call, and its graph), a ``DebugReport``, or a
+        ``DebugModeError`` (the report of the call it stopped).
+    graph
+        With a report: the Function or FunctionGraph it is about. Without
+        it the graph is drawn from the faulty nodes' outputs back to the
+        graph inputs.
+
+    Attributes: ``problem_list`` (the ``ProblemList``), ``graph_view``
+    (the ``GraphView``), ``report``.
+    """
+
+    def __init__(self, report_or_fn, graph=None, **kwargs):
+        source = report_or_fn
+        self._fn = None
+        if isinstance(source, Function):
+            if graph is not None:
+                raise TypeError("DebugReportView: give graph= only with a report; a Function brings its own graph")
+            _check_debug_mode(source)
+            self._fn = source
+            self._given_report = None
+        else:
+            _problems_of(source)  # raises TypeError for anything else
+            if source is None:
+                raise TypeError("DebugReportView needs a DebugReport, a DebugModeError or a DebugMode Function, got None")
+            self._given_report = source
+        self.problem_list = ProblemList()
+        if self._fn is not None:
+            self.graph_view = GraphView(self._fn)
+        else:
+            self.graph_view = GraphView(_graph_for(source, graph), report=source)
+        self._link = ipywidgets.jslink((self.problem_list, "selected"), (self.graph_view, "selected"))
+        super().__init__(children=[self.problem_list, self.graph_view], **kwargs)
+        self.add_class("lucent-debug-report-view")
+        self._report_shown = None
+        self._update()
+        if self._fn is not None:
+            self._watch = watch_calls(self._fn, self._on_call)
+            self._cell_hook = CellHook(self, "_after_cell")
+        else:
+            self._watch = self._cell_hook = None
+
+    @property
+    def report(self):
+        """The report shown (``fn.debug_report`` of the last call for a Function)."""
+        if self._fn is not None:
+            return self._fn.debug_report
+        return self._given_report
+
+    def _on_call(self, fn, inputs, result):
+        self._update()
+
+    def _after_cell(self):
+        # A DebugMode call that raises (on_error="raise") notifies nobody; its report is read here.
+        if self.report is not self._report_shown:
+            self._update()
+            self.graph_view.refresh()
+
+    def _update(self):
+        report = self.report
+        self._report_shown = report
+        view = self.graph_view
+        problems = []
+        for k, problem in enumerate(_problems_of(report), 1):
+            node = getattr(problem, "node", None)
+            node_id = view.drawing.ids.get(node, "") if node is not None else ""
+            problems.append({
+                "index": k,
+                "kind": problem.kind,
+                "summary": problem.summary,
+                "path": getattr(problem, "path", None) or "",
+                "node_id": node_id,
+                "node_label": view.nodes[node_id]["label"] if node_id else "",
+                "sections": [[str(label), str(text)] for label, text in getattr(problem, "sections", ())],
+            })
+        lines = _report_lines(report)
+        with self.problem_list.hold_sync():
+            self.problem_list.problems = problems
+            self.problem_list.ok = not problems
+            self.problem_list.headline = lines["headline"]
+            self.problem_list.coverage = lines["coverage"]
+            self.problem_list.reference_only = lines["reference_only"]
+
+    def select_problem(self, index):
+        """Select the node of problem ``index`` (1-based, as listed); returns its node id or ``""``."""
+        problems = self.problem_list.problems
+        if not 1 <= index <= len(problems):
+            raise IndexError(f"There are {len(problems)} problems, numbered from 1; got {index}")
+        node_id = problems[index - 1]["node_id"]
+        if node_id:
+            self.graph_view.select(node_id)
+        return node_id
+
+    def close(self):
+        """Stop following the function and close both widgets."""
+        # Also called by ``__del__`` of a view whose construction failed half-way.
+        for name in ("_watch", "_cell_hook"):
+            stopper = getattr(self, name, None)
+            if stopper is not None:
+                stopper.stop()
+        link = getattr(self, "_link", None)
+        if link is not None:
+            link.unlink()
+        for name in ("problem_list", "graph_view"):
+            part = getattr(self, name, None)
+            if part is not None:
+                part.close()
+        super().close()
+
+    def __repr__(self):
+        return f"<DebugReportView: {self.problem_list.headline}>"
+
+
+def _check_debug_mode(fn):
+    from lucent.debugmode.mode import DebugMode
+
+    if not isinstance(fn.maker.mode, DebugMode):
+        raise ValueError(
+            f"DebugReportView needs a function compiled with mode='DebugMode'; {fn!r} was not. "
+            "Compile it again with lucent.function(..., mode='DebugMode') (or pass a DebugReport)."
+        )
+
+
+def _report_lines(report):
+    if report is None:
+        return {
+            "headline": "DebugMode: no call yet. Call the function; its report appears here.",
+            "coverage": [],
+            "reference_only": [],
+        }
+    inner = getattr(report, "report", None) if not hasattr(report, "problems") else report
+    if inner is None:  # a lone DebugModeError without its report
+        return {"headline": f"DebugMode: {report.kind}.", "coverage": [], "reference_only": []}
+    return {
+        "headline": inner._headline(),
+        "coverage": list(inner._coverage()),
+        "reference_only": [f"{node}: {reason}" for node, reason in inner.reference_only],
+    }
+
+
+def _graph_for(report, graph):
+    """What to draw for a report: ``graph`` if given, else the faulty nodes' outputs."""
+    if graph is not None:
+        if isinstance(graph, (Function, FunctionGraph)):
+            return graph
+        raise TypeError(f"graph must be a Function or a FunctionGraph, got {_describe(graph)}")
+    nodes = [p.node for p in _problems_of(report) if getattr(p, "node", None) is not None]
+    fn = _function_running(nodes)
+    if fn is not None:
+        return fn
+    outputs = []
+    for problem in _problems_of(report):
+        node = getattr(problem, "node", None)
+        if node is not None:
+            outputs.extend(v for v in node.outputs if v not in outputs)
+    if not outputs:
+        raise ValueError(
+            "The report has no problem tied to a node, so there is no graph to draw from it; "
+            "pass graph=<the Function or FunctionGraph> as well"
+        )
+    return outputs
+
+
+def _function_running(nodes):
+    """The live compiled function whose graph holds all of ``nodes``, if there is one.
+
+    A report does not keep its graph, but every Function is registered
+    (weakly) when it is made, so the one that ran these nodes can be found.
+    """
+    from lucent.compile.watch import _all_functions
+
+    if not nodes:
+        return None
+    for fn in list(_all_functions):
+        apply_nodes = fn.maker.fgraph.apply_nodes
+        if all(node in apply_nodes for node in nodes):
+            return fn
+    return None
+
+
+__all__ = ["DebugReportView", "ProblemList"]

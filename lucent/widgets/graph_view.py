@@ -1,0 +1,573 @@
+"""``GraphView``: a drawn graph you can click, with the last value of every node.
+
+``dprint`` tells what a graph computes; ``GraphView`` shows it (the Graphviz
+drawing of ``lucent.graph.dot``) and answers, for the node you click, the
+questions asked while debugging: what is its op, its type and static
+shape, what did it compute on the last call (shape, range, mean, NaN
+count, a histogram), did DebugMode find it wrong, how much time and
+memory does it take.
+
+Where the values come from
+--------------------------
+A function compiled for the Numba path runs its whole graph as one
+program and keeps no intermediate value. So after a call the view replays
+the call's inputs through the graph on the Python path
+(``lucent.compile.watch.replay``) and summarises every node's outputs as
+the node runs (a later in-place node may overwrite them). The view learns
+of calls made from any cell through ``watch_calls``.
+
+Why replays are throttled
+-------------------------
+A training loop may call the function a thousand times a second, and a
+replay costs about as much as a call on the Python path. A call is
+replayed at once when the last replay is older than ``min_interval``
+(0.5 s by default, stretched to five times the duration of the last
+replay, so replaying never takes more than about a fifth of a loop's
+time); a call that comes sooner is remembered (its inputs) and replayed
+later, when the notebook cell finishes (IPython's ``post_run_cell`` event,
+when running inside IPython) or on ``refresh()``. The view therefore
+always ends showing the last call's values. No timer thread is used: it
+would replay while the user's loop runs, and the end of the cell is when
+the user looks.
+
+DebugMode and profiles
+----------------------
+Nodes flagged by a ``DebugReport`` (``report=``, or ``fn.debug_report`` of a
+function compiled with ``mode="DebugMode"``, re-read after each call and
+after each cell, since a failing call raises instead of returning) are
+outlined in red and list their problems. With a profile (``profile=`` or
+``fn.profile``) each node shows its time and bytes, and ``color_by="time"``
+or ``"bytes"`` fills nodes by their share.
+
+All the state is in synced traits (``svg``, ``nodes``, ``selected``,
+``color_by``, ``title``, ``status``, ``has_profile``, ``value_hint``): the
+view renders again after a kernel reconnect and from a notebook saved with
+its widget state, and another widget can select a node with ``jslink`` on
+``selected``. ``nodes`` maps each id to a dict: ``label``, ``kind``,
+``op``, ``dprint``, ``outputs`` (``type_text``, ``shape``, ``summary`` of the
+last value, see ``value_summary.summarize``), ``inputs``, ``problems``
+(``kind``, ``summary``), ``profile`` (time and bytes), ``aliasing`` and
+``created_at``.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+import time
+import weakref
+
+import anywidget
+import traitlets
+
+from lucent.compile.function_module import Function
+from lucent.compile.profiling import format_bytes
+from lucent.compile.watch import replay, watch_calls
+from lucent.graph.basic import Apply, Variable
+from lucent.graph.dot import (
+    PROBLEM_COLOR,
+    Annotation,
+    GraphDot,
+    dot_program,
+    function_summary,
+    op_label,
+    type_text,
+)
+from lucent.graph.fg import FunctionGraph
+from lucent.widgets.value_summary import summarize
+
+_JS = pathlib.Path(__file__).parent / "js"
+
+COLOR_BY = ("", "time", "bytes")
+
+#: Fill ramp for ``color_by``: from a near-white to a strong orange.
+_RAMP = ((0xFF, 0xF7, 0xEC), (0xE6, 0x55, 0x0D))
+
+
+def ramp_color(share):
+    """The fill for a share in [0, 1] of the largest time or size (``#rrggbb``)."""
+    share = min(max(float(share), 0.0), 1.0)
+    lo, hi = _RAMP
+    return "#" + "".join(f"{round(a + (b - a) * share):02x}" for a, b in zip(lo, hi))
+
+
+def _seconds_text(seconds):
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds * 1e6:.3g} µs"
+
+
+def _describe(obj):
+    text = repr(obj)
+    return f"{type(obj).__name__} {text if len(text) <= 80 else text[:77] + '...'}"
+
+
+class CellHook:
+    """Calls ``callback()`` after every IPython cell while the owner lives (when running in IPython).
+
+    The owner is held weakly, so a view nobody displays any more is
+    collected and its hook removed; ``stop()`` removes it explicitly.
+    """
+
+    def __init__(self, owner, method_name):
+        ipython = sys.modules.get("IPython")
+        shell = ipython.get_ipython() if ipython is not None else None
+        self._shell = shell
+        self._hook = None
+        if shell is None:
+            return
+        ref = weakref.ref(owner)
+
+        def post_run_cell(result=None):
+            target = ref()
+            if target is None:
+                self.stop()
+            else:
+                getattr(target, method_name)()
+
+        shell.events.register("post_run_cell", post_run_cell)
+        self._hook = post_run_cell
+
+    @property
+    def active(self):
+        return self._hook is not None
+
+    def stop(self):
+        if self._hook is not None:
+            try:
+                self._shell.events.unregister("post_run_cell", self._hook)
+            except ValueError:  # already removed
+                pass
+        self._shell = self._hook = None
+
+
+def _problems_of(report):
+    """The problems of a DebugReport, a DebugModeError, or ``None``."""
+    if report is None:
+        return []
+    problems = getattr(report, "problems", None)
+    if problems is not None:
+        return list(problems)
+    if hasattr(report, "summary") and hasattr(report, "kind"):
+        inner = getattr(report, "report", None)
+        return list(inner.problems) if inner is not None else [report]
+    raise TypeError(f"report must be a DebugReport or a DebugModeError, got {_describe(report)}")
+
+
+class GraphView(anywidget.AnyWidget):
+    """A drawn graph: click a node to see its dprint, type, last value, problems and cost.
+
+    Parameters
+    ----------
+    fn_or_variables
+        A compiled Function (its rewritten graph ``fn.maker.fgraph`` is
+        drawn, and its calls update the values), a FunctionGraph, a
+        Variable or a list of Variables.
+    report
+        A DebugReport (or DebugModeError) whose nodes are outlined in red.
+        Default: ``fn.debug_report`` for a DebugMode function, re-read
+        after each call.
+    profile
+        A ProfileStats for time and bytes. Default: ``fn.profile``.
+    color_by
+        ``"time"`` or ``"bytes"``: fill nodes by their share (needs a
+        profile); ``None`` or ``""``: no fill.
+    min_interval
+        Shortest time in seconds between two replays of a call (see the
+        module docstring); 0 replays every call.
+
+    Raises ``GraphvizNotFoundError`` when the Graphviz ``dot`` program is
+    missing.
+    """
+
+    #: The interval between replays is at least this many times the last replay's duration.
+    REPLAY_STRETCH = 5
+
+    _esm = _JS / "graph_view.js"
+    _css = _JS / "graph_view.css"
+
+    svg = traitlets.Unicode("").tag(sync=True)
+    nodes = traitlets.Dict().tag(sync=True)
+    selected = traitlets.Unicode("").tag(sync=True)
+    color_by = traitlets.Unicode("").tag(sync=True)
+    title = traitlets.Unicode("").tag(sync=True)
+    status = traitlets.Unicode("").tag(sync=True)
+    has_profile = traitlets.Bool(False).tag(sync=True)
+    value_hint = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, fn_or_variables, *, report=None, profile=None, color_by=None, min_interval=0.5, **kwargs):
+        dot_program()  # fail now, with the install hint, rather than show an empty view
+        if not isinstance(min_interval, (int, float)) or isinstance(min_interval, bool) or min_interval < 0:
+            raise ValueError(f"min_interval must be a number of seconds >= 0, got {min_interval!r}")
+        source = fn_or_variables
+        self._fn = source if isinstance(source, Function) else None
+        if self._fn is None and not isinstance(source, (FunctionGraph, Variable, Apply, list, tuple)):
+            raise TypeError(
+                "GraphView needs a compiled Function, a FunctionGraph, a Variable or a list of Variables; "
+                f"got {_describe(source)}"
+            )
+        self._drawing = GraphDot(self._fn.maker.fgraph if self._fn is not None else source)
+        self._own_report = report
+        _problems_of(report)  # type check
+        if profile is not None and not hasattr(profile, "as_rows"):
+            raise TypeError(f"profile must be a ProfileStats, got {_describe(profile)}")
+        self._own_profile = profile
+        self.min_interval = float(min_interval)
+        self._interval = self.min_interval
+        self._values = {}          # id -> [summary per output]
+        self._pending = None       # inputs of a call not replayed yet
+        self._last_replay = float("-inf")
+        self._calls_seen = 0
+        self._call_replayed = 0
+        self._replay_error = None
+        self._report_seen = None
+        self._annotations = None
+        super().__init__(**kwargs)
+        self.title = self._title()
+        self.value_hint = (
+            "No value yet: values appear when a call of the function returns."
+            if self._fn is not None
+            else "Values are shown in a GraphView of a compiled Function (they come from its calls)."
+        )
+        self._static = self._static_info()
+        self._constant_values()
+        color_by = "" if color_by is None else color_by
+        if color_by and self._profile() is None:
+            raise ValueError(
+                f"color_by={color_by!r} needs a profile: compile with lucent.function(..., profile=True) "
+                "or pass profile=<ProfileStats>"
+            )
+        self.set_trait("color_by", color_by)
+        self.observe(self._on_color_by, names="color_by")
+        self._render(force=True)
+        self._report_seen = self._report()
+        self._watch = watch_calls(self._fn, self._on_call) if self._fn is not None else None
+        self._cell_hook = CellHook(self, "_after_cell") if self._fn is not None else None
+
+    # --- what is drawn ---------------------------------------------------------------
+    @property
+    def drawing(self):
+        """The ``GraphDot`` drawn (nodes, ids, DOT source)."""
+        return self._drawing
+
+    @property
+    def function(self):
+        return self._fn
+
+    def _title(self):
+        n = len(self._drawing.nodes)
+        count = f"{n} node{'' if n == 1 else 's'}"
+        if self._fn is not None:
+            info = function_summary(self._fn)
+            name = f"Function {info['name']!r}" if info["name"] else "Function"
+            ins = ", ".join(s.split(":")[0] for s in info["inputs"])
+            return f"{name}({ins}) · {info['mode']} · {count}"
+        outs = ", ".join(str(v) for v in self._drawing.outputs[:3])
+        more = ", ..." if len(self._drawing.outputs) > 3 else ""
+        return f"Graph of {outs}{more} · {count}"
+
+    def _static_info(self):
+        """What never changes about each drawn node (label, op, types, dprint, inputs)."""
+        from lucent.graph.utils import format_trace
+        from lucent.printing import debugprint
+
+        drawing = self._drawing
+        info = {}
+        for ident, obj in drawing.objects.items():
+            kind = drawing.kinds[ident]
+            title, details, _ = drawing.describe(ident)
+            entry = {"id": ident, "kind": kind, "label": " ".join(title), "problems": [], "profile": None}
+            if kind == "apply":
+                op = obj.op
+                entry["op"] = str(op)
+                entry["op_class"] = type(op).__name__
+                entry["label"] = op_label(op)
+                entry["outputs"] = [_output_info(v) for v in obj.outputs]
+                entry["inputs"] = [
+                    {"id": drawing.producer_id(v), "text": f"{k}: {v} ({type_text(v.type)})"}
+                    for k, v in enumerate(obj.inputs)
+                ]
+                entry["aliasing"] = _aliasing_text(op)
+                entry["created_at"] = format_trace(getattr(obj.tag, "trace", None))
+                target = obj
+            elif kind == "output":
+                _, index, var = obj
+                entry["outputs"] = [_output_info(var)]
+                entry["inputs"] = [{"id": drawing.producer_id(var), "text": str(var)}]
+                target = var
+            else:
+                entry["outputs"] = [_output_info(obj)]
+                entry["inputs"] = []
+                target = obj
+            try:
+                entry["dprint"] = debugprint(target, depth=3, print_type=True, file="str").rstrip()
+            except Exception as e:  # a view must not fail on an op that prints badly
+                entry["dprint"] = f"(dprint failed: {type(e).__name__}: {e})"
+            info[ident] = entry
+        return info
+
+    def _constant_values(self):
+        for ident, kind in self._drawing.kinds.items():
+            if kind == "constant":
+                self._values[ident] = [summarize(self._drawing.objects[ident].data)]
+
+    # --- the sources of annotations ------------------------------------------------
+    def _report(self):
+        if self._own_report is not None:
+            return self._own_report
+        if self._fn is not None:
+            return self._fn.debug_report
+        return None
+
+    def _profile(self):
+        if self._own_profile is not None:
+            return self._own_profile
+        if self._fn is not None:
+            return getattr(self._fn, "profile", None)
+        return None
+
+    def _problems_by_id(self):
+        """``({id: [problem dicts]}, number of problems not on a drawn node)``."""
+        by_id, elsewhere = {}, 0
+        for problem in _problems_of(self._report()):
+            node = getattr(problem, "node", None)
+            ident = self._drawing.ids.get(node) if node is not None else None
+            if ident is None:
+                elsewhere += 1
+                continue
+            by_id.setdefault(ident, []).append(
+                {"kind": problem.kind, "summary": problem.summary, "path": getattr(problem, "path", None)}
+            )
+        return by_id, elsewhere
+
+    def _profile_by_id(self):
+        profile = self._profile()
+        if profile is None or not getattr(profile, "calls", 0):
+            return {}
+        out = {}
+        for row in profile.as_rows():
+            ident = self._drawing.ids.get(row["node"])
+            if ident is None:
+                continue
+            out[ident] = {
+                "time": row["time"],
+                "time_per_call": row["time_per_call"],
+                "time_percent": row["time_percent"],
+                "bytes": row["bytes"],
+                "output_bytes": row["output_bytes"],
+                "runs": row["runs"],
+                "calls": profile.calls,
+                "time_text": _seconds_text(row["time_per_call"]),
+                "bytes_text": format_bytes(row["bytes"]),
+                "note": row["note"],
+            }
+        return out
+
+    # --- building the state ----------------------------------------------------------
+    def _render(self, force=False):
+        """Recompute annotations; render the SVG again if they changed; push ``nodes``."""
+        problems, elsewhere = self._problems_by_id()
+        profile = self._profile_by_id()
+        annotations = {}
+        for ident, found in problems.items():
+            kinds = sorted({p["kind"] for p in found})
+            annotations[ident] = Annotation(fill="#fde8e8", outline=PROBLEM_COLOR, extra=tuple(f"problem: {k}" for k in kinds))
+        key = self.color_by
+        if key and profile:
+            field = "time" if key == "time" else "bytes"
+            top = max((p[field] for p in profile.values()), default=0) or 0
+            for ident, p in profile.items():
+                share = p[field] / top if top > 0 else 0.0
+                note = annotations.get(ident, Annotation())
+                line = (f"{p['time_text']}/call · {p['time_percent']:.0f}%" if field == "time" else p["bytes_text"])
+                annotations[ident] = Annotation(
+                    fill=ramp_color(share),
+                    outline=note.outline,
+                    extra=tuple(note.extra) + (line,),
+                    font_color="#ffffff" if share > 0.6 else None,
+                )
+        signature = {k: (a.fill, a.outline, a.extra, a.font_color) for k, a in annotations.items()}
+        with self.hold_sync():
+            if force or signature != self._annotations:
+                self._annotations = signature
+                self.svg = self._drawing.svg(annotations)
+            nodes = {}
+            for ident, static in self._static.items():
+                entry = dict(static)
+                entry["problems"] = problems.get(ident, [])
+                entry["profile"] = profile.get(ident)
+                summaries = self._values.get(ident)
+                if summaries is not None:
+                    entry["outputs"] = [dict(o, summary=s) for o, s in zip(static["outputs"], summaries)]
+                nodes[ident] = entry
+            self.nodes = nodes
+            self.has_profile = self._profile() is not None
+            self.status = self._status_text(problems, elsewhere)
+
+    def _status_text(self, problems, elsewhere):
+        parts = []
+        if self._fn is not None:
+            if self._calls_seen == 0:
+                parts.append("no value yet: no call has returned since the view was made")
+            else:
+                parts.append(f"values of call {self._call_replayed} of {self._calls_seen} seen")
+                if self._pending is not None:
+                    parts.append("newer call waiting (refresh() or end of the cell)")
+        if self._replay_error:
+            parts.append(f"replay failed: {self._replay_error}")
+        n = sum(len(p) for p in problems.values()) + elsewhere
+        if n:
+            text = f"{n} DebugMode problem{'s' if n > 1 else ''}"
+            if elsewhere:
+                text += f" ({elsewhere} not on a drawn node)"
+            parts.append(text)
+        return " · ".join(parts)
+
+    @traitlets.validate("color_by")
+    def _valid_color_by(self, proposal):
+        value = proposal["value"]
+        if value not in COLOR_BY:
+            raise traitlets.TraitError(
+                f"color_by must be one of {', '.join(map(repr, COLOR_BY))} (no fill), got {value!r}"
+            )
+        return value
+
+    def _on_color_by(self, change):
+        self._render()
+
+    # --- calls -----------------------------------------------------------------------
+    def _on_call(self, fn, inputs, result):
+        self._calls_seen += 1
+        if inputs is not None:
+            self._pending = (self._calls_seen, inputs)
+        if time.monotonic() - self._last_replay >= self._interval:
+            self._flush()
+
+    def _flush(self):
+        """Replay the waiting call (if any) and push the new state."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self._replay(*pending)
+        self._report_seen = self._report()
+        self._render()
+
+    def _replay(self, call_number, inputs):
+        start = time.monotonic()
+        values = {}
+        ids = self._drawing.ids
+        fgraph = self._fn.maker.fgraph
+
+        def on_node(node, outputs):
+            ident = ids.get(node)
+            if ident is not None:
+                values[ident] = [_summary(v) for v in outputs]
+
+        try:
+            for var, value in zip(fgraph.inputs, inputs):
+                values[ids[var]] = [_summary(value)]
+            storage = replay(fgraph, inputs, on_node)
+            for j, var in enumerate(fgraph.outputs):
+                if var.owner is not None:
+                    values[f"o{j}"] = [values[ids[var.owner]][var.index]]
+                else:
+                    values[f"o{j}"] = [_summary(storage[var][0])]
+            self._replay_error = None
+        except Exception as e:  # show what was computed before the failure
+            self._replay_error = f"{type(e).__name__}: {e}"
+        self._values.update(values)
+        self._call_replayed = call_number
+        self._last_replay = time.monotonic()
+        if self.min_interval > 0:  # 0 asks for every call, whatever it costs
+            self._interval = max(self.min_interval, self.REPLAY_STRETCH * (self._last_replay - start))
+
+    def _after_cell(self):
+        """End of an IPython cell: replay a waiting call, and re-read a report a failed call left."""
+        if self._pending is not None or self._report() is not self._report_seen:
+            self._flush()
+
+    # --- public API ------------------------------------------------------------------
+    def node_id(self, node):
+        """The id (``"n3"``, ``"v0"``) of an Apply node or variable of the drawn graph.
+
+        A computed variable has its node's id. ``KeyError`` when it is not
+        in the graph (e.g. a node of the graph before rewriting).
+        """
+        if isinstance(node, str):
+            if node in self._static:
+                return node
+            raise KeyError(
+                f"{node!r} is not a node id of this graph; ids are {_id_range(self._static)}"
+            )
+        return self._drawing.id_of(node)
+
+    def select(self, node_or_id):
+        """Select (highlight and show the details of) an Apply node, a variable or a node id; ``None`` clears."""
+        self.selected = "" if node_or_id is None else self.node_id(node_or_id)
+        return self.selected
+
+    @property
+    def selected_node(self):
+        """The selected Apply node or variable (``None`` when nothing is selected)."""
+        return self._drawing.objects.get(self.selected) if self.selected else None
+
+    def refresh(self):
+        """Show the newest state now: replay a waiting call, re-read the report and the profile."""
+        self._flush()
+
+    def close(self):
+        """Stop following the function's calls and close the widget."""
+        watch = getattr(self, "_watch", None)
+        if watch is not None:
+            watch.stop()
+        hook = getattr(self, "_cell_hook", None)
+        if hook is not None:
+            hook.stop()
+        super().close()
+
+    def __repr__(self):
+        return f"<GraphView: {self.title}>"
+
+
+def _summary(value):
+    """``summarize(value)``, or a note saying why it failed: one odd value must not stop the replay."""
+    try:
+        return summarize(value)
+    except Exception as e:
+        return {"kind": "object", "text": f"(no summary: {type(e).__name__}: {e})"}
+
+
+def _id_range(ids):
+    apply_ids = [i for i in ids if i.startswith("n")]
+    other = [i for i in ids if not i.startswith("n")]
+    parts = []
+    if apply_ids:
+        parts.append(f"n0..n{len(apply_ids) - 1} (nodes)")
+    if other:
+        parts.append(", ".join(other[:8]) + (", ..." if len(other) > 8 else ""))
+    return "; ".join(parts) or "none"
+
+
+def _output_info(var):
+    shape = getattr(var.type, "shape", None)
+    return {
+        "name": var.name,
+        "type": str(var.type),
+        "type_text": type_text(var.type),
+        "dtype": getattr(var.type, "dtype", None),
+        "shape": None if shape is None else ["?" if s is None else int(s) for s in shape],
+        "summary": None,
+    }
+
+
+def _aliasing_text(op):
+    parts = []
+    for out, ins in sorted((getattr(op, "destroy_map", None) or {}).items()):
+        parts.append(f"output {out} overwrites input {', '.join(map(str, ins))} in place")
+    for out, ins in sorted((getattr(op, "view_map", None) or {}).items()):
+        parts.append(f"output {out} is a view of input {', '.join(map(str, ins))}")
+    return "; ".join(parts)
+
+
+__all__ = ["GraphView", "CellHook", "ramp_color", "COLOR_BY"]

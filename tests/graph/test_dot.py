@@ -1,0 +1,264 @@
+"""Drawing graphs: the DOT description (ids, labels, styles, annotations) and its SVG rendering."""
+
+import re
+
+import numpy as np
+import pytest
+
+import lucent
+import lucent.tensor as lt
+from lucent.compile.mode import Mode
+from lucent.graph import dot as dotmod
+from lucent.graph.basic import Apply
+from lucent.graph.dot import (
+    Annotation,
+    GraphDot,
+    GraphvizNotFoundError,
+    GraphvizRenderError,
+    graph_html,
+    graph_svg,
+    op_label,
+    render_svg,
+    type_text,
+)
+from lucent.graph.fg import FunctionGraph
+from lucent.graph.op import Op
+
+needs_dot = pytest.mark.skipif(
+    __import__("shutil").which("dot") is None, reason="the Graphviz 'dot' program is not installed"
+)
+
+#: FAST_RUN's rewrites (Dot22, Composite, Gemm{inplace}) on the Python path: no Numba compile.
+REWRITTEN_PY = Mode(linker="py", optimizer="fast_run")
+
+
+def _mlp():
+    rng = np.random.default_rng(0)
+    x = lt.dmatrix("x")
+    W = lucent.shared(rng.normal(size=(3, 4)), name="W")
+    b = lucent.shared(np.zeros(4), name="b")
+    h = lt.sigmoid(lt.dot(x, W) + b)
+    cost = (h.sum(axis=1) * 2.0).mean()
+    cost.name = "cost"
+    return x, W, b, h, cost
+
+
+def _texts(svg):
+    return re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+
+
+def test_ids_follow_toposort_inputs_then_outputs():
+    x, W, b, h, cost = _mlp()
+    fg = FunctionGraph([x, W, b], [cost], clone=False)
+    drawing = GraphDot(fg)
+    topo = fg.toposort()
+    assert [drawing.ids[n] for n in topo] == [f"n{i}" for i in range(len(topo))]
+    assert [drawing.ids[v] for v in (x, W, b)] == ["v0", "v1", "v2"]
+    constants = [i for i, k in drawing.kinds.items() if k == "constant"]
+    assert constants and all(re.fullmatch(r"v\d+", c) for c in constants)
+    assert drawing.kinds["o0"] == "output" and drawing.objects["o0"][2] is cost
+    # The same graph gets the same ids and the same description.
+    assert GraphDot(fg).source() == drawing.source()
+
+
+def test_id_of_a_variable_is_its_node_and_foreign_nodes_are_refused():
+    x, W, b, h, cost = _mlp()
+    drawing = GraphDot(cost)
+    assert drawing.id_of(h) == drawing.id_of(h.owner)
+    assert drawing.id_of(x) == "v0"
+    other = lt.dvector("other")
+    with pytest.raises(KeyError, match="not a node of this graph"):
+        drawing.id_of(other * 2)
+
+
+def test_graph_of_variables_walks_back_to_inputs():
+    x, W, b, h, cost = _mlp()
+    drawing = GraphDot([h, cost])
+    assert set(drawing.inputs) == {x, W, b}
+    assert len(drawing.outputs) == 2
+    assert {drawing.kinds[i] for i in drawing.objects} == {"apply", "input", "shared", "constant", "output"}
+    assert GraphDot(h.owner).outputs == [h]
+
+
+def test_type_text_shows_dtype_and_static_shape():
+    assert type_text(lt.TensorType("float64", shape=(None, 3))) == "float64 (?, 3)"
+    assert type_text(lt.TensorType("int64", shape=())) == "int64 ()"
+    assert type_text(lt.TensorType("float32", shape=(5,))) == "float32 (5,)"
+
+
+def test_op_labels_are_short_and_readable():
+    x = lt.dmatrix("x")
+    assert op_label((x + x).owner.op) == "Elemwise{add}"
+    assert op_label(lt.sigmoid(x).owner.op) == "Elemwise{sigmoid}"
+    assert op_label(x.sum(axis=1).owner.op) == "Sum{axis=1}"
+    x_, W, b, h, cost = _mlp()
+    fn = lucent.function([x_], cost, mode=REWRITTEN_PY)
+    labels = [op_label(n.op) for n in fn.maker.fgraph.toposort()]
+    assert "Dot22" in labels
+    assert any("Composite{" in label and "sigmoid" in label for label in labels)
+
+
+def test_source_labels_nodes_inputs_shared_constants_and_outputs():
+    x, W, b, h, cost = _mlp()
+    source = GraphDot(cost).source()
+    assert re.search(r'v0 \[shape="ellipse".*<B>x</B>.*float64 \(\?, \?\)', source)
+    shared = re.search(r"v1 \[(.*)\];", source).group(1)
+    assert 'peripheries="2"' in shared and "shared float64 (?, ?)" in shared
+    constant = [line for line in source.splitlines() if 'class="lucent-constant' in line]
+    assert constant and all('style="filled,dashed"' in line for line in constant)
+    assert "<B>Elemwise{sigmoid}</B>" in source and "<B>Sum{axis=1}</B>" in source
+    assert re.search(r'o0 \[.*<B>output 0: cost</B>', source)
+    assert 'class="lucent-apply lucent-id-n0"' in source
+
+
+def test_function_updates_are_named_and_inplace_edges_marked():
+    x, W, b, h, cost = _mlp()
+    gW = lucent.grad(cost, W)
+    fn = lucent.function([x], cost, updates=[(W, W - 0.1 * gW)], mode=REWRITTEN_PY)
+    drawing = GraphDot(fn)
+    assert drawing.output_label(0).startswith("output 0")
+    assert drawing.output_label(1) == "update W"
+    source = drawing.source()
+    if any(n.op.destroy_map for n in drawing.nodes):
+        assert 'color="#c62828"' in source and "overwritten in place" in source
+
+
+class _Pair(Op):
+    """Two outputs, the first overwriting its input: for edge styles."""
+
+    __props__ = ()
+    destroy_map = {0: [0]}
+
+    def make_node(self, a):
+        return Apply(self, [a], [a.type(), a.type()])
+
+    def perform(self, node, inputs, out):
+        out[0][0] = inputs[0]
+        out[1][0] = inputs[0].copy()
+
+
+def test_multi_output_nodes_and_destroyed_inputs():
+    a = lt.dvector("a")
+    first, second = _Pair()(a)
+    out = first + second
+    source = GraphDot(out).source()
+    assert "0: float64 (?,)" in source and "1: float64 (?,)" in source
+    assert 'taillabel="out 1"' in source
+    assert re.search(r'v0 -> n0 \[.*color="#c62828"', source)
+    assert 'headlabel="0"' in source and 'headlabel="1"' in source
+
+
+def test_long_op_text_is_wrapped_and_cut():
+    class LongName(Op):
+        __props__ = ()
+
+        def make_node(self, a):
+            return Apply(self, [a], [a.type()])
+
+        def __str__(self):
+            return "Composite{" + " + ".join(f"sigmoid(i{k})" for k in range(30)) + "}"
+
+    a = lt.dvector("a")
+    drawing = GraphDot(LongName()(a))
+    title, _, tooltip = drawing.describe("n0")
+    assert 1 < len(title) <= 3 and title[-1].endswith("…")
+    assert "i29" in tooltip  # the tooltip keeps the whole text
+
+
+def test_annotations_fill_outline_extra_lines_and_tooltip():
+    x, W, b, h, cost = _mlp()
+    drawing = GraphDot(cost)
+    notes = {
+        "n0": Annotation(fill="#123456", outline="#d32f2f", extra=("problem: BadThunkOutput",), tooltip="broken"),
+        "n1": Annotation(fill="#e6550d", font_color="#ffffff"),
+    }
+    source = drawing.source(notes)
+    n0 = re.search(r"\n  n0 \[(.*)\];", source).group(1)
+    assert 'fillcolor="#123456"' in n0 and 'color="#d32f2f"' in n0 and 'penwidth="3"' in n0
+    assert "problem: BadThunkOutput" in n0 and 'tooltip="broken"' in n0
+    n1 = re.search(r"\n  n1 \[(.*)\];", source).group(1)
+    assert '<FONT COLOR="#ffffff">' in n1
+    assert drawing.source() != source  # annotations do not stick
+
+
+def test_labels_escape_html():
+    class Angle(Op):
+        __props__ = ()
+
+        def make_node(self, a):
+            return Apply(self, [a], [a.type()])
+
+        def __str__(self):
+            return "Less<&>"
+
+    source = GraphDot(Angle()(lt.dvector("a"))).source()
+    assert "<B>Less&lt;&amp;&gt;</B>" in source
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(TypeError, match="FunctionGraph, a compiled Function, a Variable"):
+        GraphDot(42)
+    with pytest.raises(TypeError, match="given by Variables"):
+        GraphDot([lt.dvector("a"), "b"])
+    with pytest.raises(ValueError, match="rankdir"):
+        GraphDot(lt.dvector("a"), rankdir="up")
+
+
+@needs_dot
+def test_svg_has_the_labels_as_text_and_the_ids_as_titles():
+    x, W, b, h, cost = _mlp()
+    fn = lucent.function([x], cost, mode=REWRITTEN_PY)
+    svg = graph_svg(fn)
+    assert svg.startswith("<svg") and "<!--" not in svg
+    texts = _texts(svg)
+    assert "Dot22" in texts and "x" in texts and "W" in texts
+    assert any("sigmoid" in t for t in texts)
+    assert "float64 (?, ?)" in texts
+    assert "<title>n0</title>" in svg and "lucent&#45;id&#45;n0" in svg
+
+
+@needs_dot
+def test_render_errors_say_what_failed():
+    with pytest.raises(GraphvizRenderError, match="dot failed"):
+        render_svg("digraph { this is not dot")
+
+
+def test_missing_dot_names_the_program_and_how_to_install(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(GraphvizNotFoundError) as info:
+        render_svg("digraph { a }")
+    message = str(info.value)
+    assert "'dot'" in message and "apt install graphviz" in message and "conda install graphviz" in message
+
+
+@needs_dot
+def test_graph_html_draws_and_scales_to_its_container():
+    page = graph_html(lt.dvector("a") * 2, header="<p>head</p>")
+    assert "<p>head</p>" in page and "<svg" in page
+    assert "max-width:100%" in page and "overflow:auto" in page
+
+
+def test_graph_html_falls_back_to_dprint_without_dot(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    a = lt.dvector("a")
+    page = graph_html(lt.exp(a))
+    assert "<svg" not in page and "<pre>" in page
+    assert "Exp" in page and "not installed" in page and "apt install graphviz" in page
+
+
+def test_graph_html_falls_back_when_rendering_fails(monkeypatch):
+    def broken(source, timeout=60):
+        raise GraphvizRenderError("dot failed: boom")
+
+    monkeypatch.setattr(dotmod, "render_svg", broken)
+    page = graph_html(lt.exp(lt.dvector("a")))
+    assert "<pre>" in page and "boom" in page
+
+
+def test_graph_html_shows_text_for_huge_graphs(monkeypatch):
+    a = lt.dvector("a")
+    out = a
+    for _ in range(5):
+        out = lt.exp(out)
+    page = graph_html(out, max_nodes=3)
+    assert "too many to draw" in page and "<pre>" in page
