@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all test-debugmode venv clean
+.PHONY: demo test test-all test-debugmode lab venv clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ test-all: $(STAMP)
 # Every both-path test once more under DebugMode (both paths per node, rewrites checked).
 test-debugmode: $(STAMP)
 	$(PY) -m pytest -q -n 2 --debugmode -k "[debug" tests
+
+# JupyterLab on the tutorials (http://127.0.0.1:8888/lab).
+lab: $(STAMP)
+	$(PY) -m jupyterlab --notebook-dir=tutorials --ip=127.0.0.1 --no-browser $(LAB_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -32,6 +32,8 @@ import copy
 import warnings
 import weakref
 
+import numpy as np
+
 _all_functions: "weakref.WeakSet" = weakref.WeakSet()
 # Container -> list of (Watch, SharedVariable the user watched)
 _shared_watches: dict = {}
@@ -232,16 +234,21 @@ def replay(fgraph, input_values, on_node):
 
     ``outputs`` are the node's output values right after it ran (a later
     in-place node may overwrite them, so read them in the callback). The
-    input values are copied first, so the caller's values are not changed.
+    input values are copied first, so the caller's values are not changed;
+    NumPy's floating-point warnings are silenced (the call being replayed
+    already gave them).
     """
     from lucent.link.python import PythonLinker
 
     linker = PythonLinker(allow_gc=False).accept(fgraph)
     cells = [[copy.copy(v) if hasattr(v, "copy") else v] for v in input_values]
     _, _, _, thunks, order, storage_map = linker.make_all(input_storage=cells)
-    for thunk, node in zip(thunks, order):
-        thunk()
-        on_node(node, [storage_map[v][0] for v in node.outputs])
+    # A replay serves a view: a NaN the user's call already produced must not
+    # print NumPy's floating-point warnings a second time.
+    with np.errstate(all="ignore"):
+        for thunk, node in zip(thunks, order):
+            thunk()
+            on_node(node, [storage_map[v][0] for v in node.outputs])
     return storage_map
 
 
