@@ -229,6 +229,11 @@ def watch_calls(fn, callback, inputs=True):
     return watch
 
 
+def live_functions():
+    """Every compiled Function still alive (for tools that must find the one owning a graph)."""
+    return list(_all_functions)
+
+
 def replay(fgraph, input_values, on_node):
     """Run ``fgraph`` node by node on the Python path, calling ``on_node(node, outputs)`` after each.
 
@@ -252,4 +257,7 @@ def replay(fgraph, input_values, on_node):
     return storage_map
 
 
-__all__ = ["Watch", "watch_shared", "watch_calls", "notify_shared_changed", "replay", "register_function"]
+__all__ = [
+    "Watch", "watch_shared", "watch_calls", "notify_shared_changed", "notify_container_changed",
+    "live_functions", "replay", "register_function",
+]

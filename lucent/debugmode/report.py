@@ -62,7 +62,8 @@ class DebugReport:
         return out
 
     # ------------------------------------------------------------------
-    def _headline(self):
+    def headline(self):
+        """One line: how many problems of which kinds (or none), and whether the call finished."""
         state = "" if self.finished else " (the call stopped early)"
         if self.ok:
             head = f"DebugMode: no problem found{state}."
@@ -71,7 +72,8 @@ class DebugReport:
             head = f"DebugMode: {len(self.problems)} problem(s) found{state}: {kinds}."
         return head
 
-    def _coverage(self):
+    def coverage_lines(self):
+        """What was checked: nodes run, nodes without a Numba kernel, rewrites compared."""
         lines = [
             f"Nodes run: {self.nodes_run} of {self.n_nodes}; of the graph's nodes, "
             f"{len(self.reference_only)} have no usable Numba kernel (reference path only).",
@@ -83,12 +85,12 @@ class DebugReport:
         return lines
 
     def __str__(self):
-        lines = [self._headline()]
+        lines = [self.headline()]
         for k, problem in enumerate(self.problems, 1):
             lines.append("")
             lines.append(f"[{k}] {problem.kind}: {problem}")
         lines.append("")
-        lines.extend(self._coverage())
+        lines.extend(self.coverage_lines())
         if self.reference_only:
             lines.append("Checked on the reference path (perform) only, no Numba kernel:")
             for node, reason in self.reference_only:
@@ -96,11 +98,11 @@ class DebugReport:
         return "\n".join(lines)
 
     def __repr__(self):
-        return f"<DebugReport: {self._headline()}>"
+        return f"<DebugReport: {self.headline()}>"
 
     def _repr_html_(self):
         esc = html.escape
-        parts = [f"<p><b>{esc(self._headline())}</b></p>"]
+        parts = [f"<p><b>{esc(self.headline())}</b></p>"]
         for k, problem in enumerate(self.problems, 1):
             rows = "".join(
                 f"<tr><th style='text-align:left;vertical-align:top'>{esc(label)}</th>"
@@ -111,7 +113,7 @@ class DebugReport:
                 f"<details{' open' if k == 1 else ''}><summary><b>[{k}] {esc(problem.kind)}</b>: "
                 f"{esc(problem.summary)}</summary><table>{rows}</table></details>"
             )
-        parts.append("<p>" + "<br>".join(esc(line) for line in self._coverage()) + "</p>")
+        parts.append("<p>" + "<br>".join(esc(line) for line in self.coverage_lines()) + "</p>")
         if self.reference_only:
             items = "".join(
                 f"<li><code>{esc(str(node))}</code>: {esc(reason)}</li>" for node, reason in self.reference_only

@@ -30,7 +30,8 @@ import traitlets
 from lucent.compile.function_module import Function
 from lucent.compile.watch import watch_calls
 from lucent.graph.fg import FunctionGraph
-from lucent.widgets.graph_view import CellHook, GraphView, _describe, _problems_of
+from lucent.widgets.graph_view import GraphView, _describe, _problems_of
+from lucent.widgets.live import CellHook
 
 _JS = pathlib.Path(__file__).parent / "js"
 
@@ -196,8 +197,8 @@ def _report_lines(report):
     if inner is None:  # a lone DebugModeError without its report
         return {"headline": f"DebugMode: {report.kind}.", "coverage": [], "reference_only": []}
     return {
-        "headline": inner._headline(),
-        "coverage": list(inner._coverage()),
+        "headline": inner.headline(),
+        "coverage": list(inner.coverage_lines()),
         "reference_only": [f"{node}: {reason}" for node, reason in inner.reference_only],
     }
 
@@ -231,11 +232,11 @@ def _function_running(nodes):
     A report does not keep its graph, but every Function is registered
     (weakly) when it is made, so the one that ran these nodes can be found.
     """
-    from lucent.compile.watch import _all_functions
+    from lucent.compile.watch import live_functions
 
     if not nodes:
         return None
-    for fn in list(_all_functions):
+    for fn in live_functions():
         apply_nodes = fn.maker.fgraph.apply_nodes
         if all(node in apply_nodes for node in nodes):
             return fn

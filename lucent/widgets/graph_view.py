@@ -53,9 +53,7 @@ last value, see ``value_summary.summarize``), ``inputs``, ``problems``
 from __future__ import annotations
 
 import pathlib
-import sys
 import time
-import weakref
 
 import anywidget
 import traitlets
@@ -74,6 +72,7 @@ from lucent.graph.dot import (
     type_text,
 )
 from lucent.graph.fg import FunctionGraph
+from lucent.widgets.live import CellHook
 from lucent.widgets.value_summary import summarize
 
 _JS = pathlib.Path(__file__).parent / "js"
@@ -102,45 +101,6 @@ def _seconds_text(seconds):
 def _describe(obj):
     text = repr(obj)
     return f"{type(obj).__name__} {text if len(text) <= 80 else text[:77] + '...'}"
-
-
-class CellHook:
-    """Calls ``callback()`` after every IPython cell while the owner lives (when running in IPython).
-
-    The owner is held weakly, so a view nobody displays any more is
-    collected and its hook removed; ``stop()`` removes it explicitly.
-    """
-
-    def __init__(self, owner, method_name):
-        ipython = sys.modules.get("IPython")
-        shell = ipython.get_ipython() if ipython is not None else None
-        self._shell = shell
-        self._hook = None
-        if shell is None:
-            return
-        ref = weakref.ref(owner)
-
-        def post_run_cell(result=None):
-            target = ref()
-            if target is None:
-                self.stop()
-            else:
-                getattr(target, method_name)()
-
-        shell.events.register("post_run_cell", post_run_cell)
-        self._hook = post_run_cell
-
-    @property
-    def active(self):
-        return self._hook is not None
-
-    def stop(self):
-        if self._hook is not None:
-            try:
-                self._shell.events.unregister("post_run_cell", self._hook)
-            except ValueError:  # already removed
-                pass
-        self._shell = self._hook = None
 
 
 def _problems_of(report):
@@ -570,4 +530,4 @@ def _aliasing_text(op):
     return "; ".join(parts)
 
 
-__all__ = ["GraphView", "CellHook", "ramp_color", "COLOR_BY"]
+__all__ = ["GraphView", "ramp_color", "COLOR_BY"]

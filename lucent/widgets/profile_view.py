@@ -25,7 +25,7 @@ import traitlets
 from lucent.compile.function_module import Function
 from lucent.compile.profiling import ProfileStats
 from lucent.compile.watch import watch_calls
-from lucent.widgets.shared_view import Throttle
+from lucent.widgets.live import Throttle
 
 _JS = pathlib.Path(__file__).parent / "js"
 

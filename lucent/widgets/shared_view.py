@@ -32,9 +32,6 @@ from __future__ import annotations
 import collections
 import math
 import pathlib
-import sys
-import time
-import weakref
 
 import anywidget
 import numpy as np
@@ -43,74 +40,10 @@ import traitlets
 from lucent.compile.function_module import Function
 from lucent.compile.sharedvalue import SharedVariable
 from lucent.compile.watch import watch_shared
+from lucent.widgets.live import Throttle
 from lucent.widgets.value_summary import summarize
 
 _JS = pathlib.Path(__file__).parent / "js"
-
-
-class Throttle:
-    """Calls ``push()`` at most every ``min_interval`` seconds; ``flush()`` pushes what waits.
-
-    ``changed()`` says something changed: it pushes at once when the last
-    push is older than ``min_interval`` (so a single change shows at once),
-    otherwise it marks the change as waiting. ``follow_cells()`` asks
-    IPython, when there is one, to flush after each cell; ``stop()`` undoes
-    that. ``clock`` gives the time in seconds (tests pass their own).
-    Shared by the live views of this package.
-    """
-
-    def __init__(self, push, min_interval, clock=time.monotonic):
-        if not isinstance(min_interval, (int, float)) or isinstance(min_interval, bool) or min_interval < 0:
-            raise ValueError(f"min_interval must be a number of seconds >= 0, got {min_interval!r}")
-        self._push = push
-        self._clock = clock
-        self.min_interval = float(min_interval)
-        self.pending = False
-        self.pushes = 0
-        self._last = -math.inf
-        self._shell = None
-        self._hook = None
-
-    def changed(self):
-        if self._clock() - self._last >= self.min_interval:
-            self.flush()
-        else:
-            self.pending = True
-
-    def flush(self):
-        self.pending = False
-        self._last = self._clock()
-        self.pushes += 1
-        self._push()
-
-    def flush_pending(self):
-        if self.pending:
-            self.flush()
-
-    def follow_cells(self):
-        """Flush after every IPython cell, if running inside IPython (held weakly)."""
-        ipython = sys.modules.get("IPython")
-        shell = ipython.get_ipython() if ipython is not None else None
-        if shell is None or self._hook is not None:
-            return
-        ref = weakref.ref(self)
-
-        def post_run_cell(result=None):
-            throttle = ref()
-            if throttle is not None:
-                throttle.flush_pending()
-
-        shell.events.register("post_run_cell", post_run_cell)
-        self._shell, self._hook = shell, post_run_cell
-
-    def stop(self):
-        if self._hook is not None:
-            try:
-                self._shell.events.unregister("post_run_cell", self._hook)
-            except ValueError:  # already removed by the user
-                pass
-        self._shell = self._hook = None
-        self.pending = False
 
 
 def _history_point(value):

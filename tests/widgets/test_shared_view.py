@@ -15,7 +15,7 @@ import lucent.tensor as lt
 pytest.importorskip("anywidget")
 
 from lucent.widgets import SharedView  # noqa: E402
-from lucent.widgets.shared_view import Throttle  # noqa: E402
+from lucent.widgets.live import Throttle  # noqa: E402
 
 
 def _row(view, name):
