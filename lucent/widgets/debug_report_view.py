@@ -31,7 +31,7 @@ from lucent.compile.function_module import Function
 from lucent.compile.watch import watch_calls
 from lucent.graph.fg import FunctionGraph
 from lucent.widgets.graph_view import GraphView, _describe, _problems_of
-from lucent.widgets.live import CellHook
+from lucent.widgets.live import CellHook, stop_following
 
 _JS = pathlib.Path(__file__).parent / "js"
 
@@ -158,11 +158,7 @@ class DebugReportView(ipywidgets.VBox):
 
     def close(self):
         """Stop following the function and close both widgets."""
-        # Also called by ``__del__`` of a view whose construction failed half-way.
-        for name in ("_watch", "_cell_hook"):
-            stopper = getattr(self, name, None)
-            if stopper is not None:
-                stopper.stop()
+        stop_following(self, "_watch", "_cell_hook")
         link = getattr(self, "_link", None)
         if link is not None:
             link.unlink()

@@ -72,7 +72,7 @@ from lucent.graph.dot import (
     type_text,
 )
 from lucent.graph.fg import FunctionGraph
-from lucent.widgets.live import CellHook
+from lucent.widgets.live import CellHook, stop_following
 from lucent.widgets.value_summary import summarize
 
 _JS = pathlib.Path(__file__).parent / "js"
@@ -478,12 +478,7 @@ class GraphView(anywidget.AnyWidget):
 
     def close(self):
         """Stop following the function's calls and close the widget."""
-        watch = getattr(self, "_watch", None)
-        if watch is not None:
-            watch.stop()
-        hook = getattr(self, "_cell_hook", None)
-        if hook is not None:
-            hook.stop()
+        stop_following(self, "_watch", "_cell_hook")
         super().close()
 
     def __repr__(self):

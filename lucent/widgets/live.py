@@ -110,4 +110,16 @@ class Throttle:
         self.pending = False
 
 
-__all__ = ["CellHook", "Throttle"]
+def stop_following(view, *names):
+    """Stop the watches, hooks and throttles ``view`` keeps under the attribute ``names``.
+
+    Tolerates missing attributes: ``close()`` also runs for a view whose
+    construction failed half-way.
+    """
+    for name in names:
+        stopper = getattr(view, name, None)
+        if stopper is not None:
+            stopper.stop()
+
+
+__all__ = ["CellHook", "Throttle", "stop_following"]

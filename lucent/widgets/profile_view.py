@@ -25,7 +25,7 @@ import traitlets
 from lucent.compile.function_module import Function
 from lucent.compile.profiling import ProfileStats
 from lucent.compile.watch import watch_calls
-from lucent.widgets.live import Throttle
+from lucent.widgets.live import Throttle, stop_following
 
 _JS = pathlib.Path(__file__).parent / "js"
 
@@ -196,12 +196,7 @@ class ProfileView(anywidget.AnyWidget):
 
     def close(self):
         """Stop following the function and close the widget."""
-        watch = getattr(self, "_watch", None)
-        if watch is not None:
-            watch.stop()
-        throttle = getattr(self, "_throttle", None)
-        if throttle is not None:
-            throttle.stop()
+        stop_following(self, "_watch", "_throttle")
         super().close()
 
     def __repr__(self):

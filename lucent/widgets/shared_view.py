@@ -40,7 +40,7 @@ import traitlets
 from lucent.compile.function_module import Function
 from lucent.compile.sharedvalue import SharedVariable
 from lucent.compile.watch import watch_shared
-from lucent.widgets.live import Throttle
+from lucent.widgets.live import Throttle, stop_following
 from lucent.widgets.value_summary import summarize
 
 _JS = pathlib.Path(__file__).parent / "js"
@@ -236,12 +236,7 @@ class SharedView(anywidget.AnyWidget):
 
     def close(self):
         """Stop following the variables and close the widget."""
-        watch = getattr(self, "_watch", None)
-        if watch is not None:
-            watch.stop()
-        throttle = getattr(self, "_throttle", None)
-        if throttle is not None:
-            throttle.stop()
+        stop_following(self, "_watch", "_throttle")
         super().close()
 
     def __repr__(self):
