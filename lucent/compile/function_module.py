@@ -706,7 +706,8 @@ class Function:
         """
         import html
 
-        from lucent.graph.dot import function_header_html, graph_html
+        from lucent.compile.function_display import function_header_html
+        from lucent.graph.dot import graph_html
 
         try:
             header = function_header_html(self)

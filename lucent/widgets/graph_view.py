@@ -58,6 +58,7 @@ import time
 import anywidget
 import traitlets
 
+from lucent.compile.function_display import function_summary
 from lucent.compile.function_module import Function
 from lucent.compile.profiling import format_bytes
 from lucent.compile.watch import replay, watch_calls
@@ -67,7 +68,6 @@ from lucent.graph.dot import (
     Annotation,
     GraphDot,
     dot_program,
-    function_summary,
     op_label,
     type_text,
 )
