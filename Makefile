@@ -30,7 +30,8 @@ test-debugmode: $(STAMP)
 
 # JupyterLab on the tutorials (http://127.0.0.1:8888/lab).
 lab: $(STAMP)
-	$(PY) -m jupyterlab --notebook-dir=tutorials --ip=127.0.0.1 --no-browser $(LAB_ARGS)
+	$(PY) -m jupyterlab --notebook-dir=tutorials --ip=127.0.0.1 --no-browser \
+		$(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
