@@ -93,6 +93,8 @@ class DebugLinker(Linker):
         if fgraph is None:
             raise RuntimeError("DebugLinker.make_thunk called before accept(fgraph)")
         order = fgraph.toposort()
+        if self.profile is not None:
+            self.profile.attach(fgraph, order)  # memory figures need the graph and schedule
         storage_map = make_storage_map(fgraph, order, input_storage, output_storage, storage_map)
         origins = Origins(fgraph)
         checks = []
@@ -128,7 +130,7 @@ class DebugLinker(Linker):
                     "DebugMode: each node's Numba kernel timed alone, called from Python on copies "
                     "of its inputs (nodes without a kernel: their perform)"
                 )
-                profile.start_call()
+                profile.start_call([cell[0] for cell in input_cells])
             nonfinite = {} if check_nan else None
             call_start = time.perf_counter()
             try:
@@ -173,7 +175,10 @@ class DebugLinker(Linker):
                 for cell in scratch:
                     cell[0] = None
                 if profile is not None:
-                    profile.end_call(time.perf_counter() - call_start)
+                    if report.finished:
+                        profile.end_call(time.perf_counter() - call_start)
+                    else:  # it raised: its node records must not count
+                        profile.abort_call()
 
         run.debug_report = None
         run.storage_map = storage_map

@@ -283,33 +283,26 @@ def test_node_without_kernel_is_checked_on_reference_only_and_listed():
     assert "reference path" in str(report) and "NoKernel" in str(report)
 
 
-class _Profile:
-    def __init__(self):
-        self.calls = []
+def test_profile_records_every_node_and_only_completed_calls():
+    from lucent.compile.profiling import ProfileStats
 
-    def start_call(self):
-        self.calls.append("start")
-
-    def record_node(self, node, seconds, output_values):
-        assert seconds >= 0 and len(output_values) == len(node.outputs)
-        self.calls.append(node)
-
-    def end_call(self, seconds):
-        self.calls.append("end")
-
-
-def test_profile_api_is_called_per_node():
-    from lucent.debugmode import DebugLinker
-    from lucent.graph.fg import FunctionGraph
-
-    profile = _Profile()
     x = lt.dvector("x")
-    fgraph = FunctionGraph([x], [lt.exp(x).sum() * 2], clone=True)
-    run = DebugLinker().accept(fgraph, profile=profile).make_function()
-    assert run(np.arange(3.0)) == pytest.approx(2 * np.exp(np.arange(3.0)).sum())
-    n = len(fgraph.apply_nodes)
-    assert profile.calls[0] == "start" and profile.calls[-1] == "end" and len(profile.calls) == n + 2
+    f = lucent.function([x], lt.exp(x).sum() * 2, mode=DebugMode(), profile=ProfileStats(message="dm"))
+    assert f(np.arange(3.0)) == pytest.approx(2 * np.exp(np.arange(3.0)).sum())
+    profile = f.profile
+    assert profile.fgraph is f.maker.fgraph  # attached: memory figures need the schedule
+    assert profile.calls == 1 and profile.input_bytes == 3 * 8
+    assert all(row["runs"] == 1 for row in profile.as_rows())
     assert "DebugMode" in profile.how_measured
+    with pytest.raises(TypeError):
+        f(np.ones((2, 2)))  # refused before the linker runs
+    h = lucent.function([x], WrongForLarge()(x), mode=DebugMode(), profile=True)
+    h(np.ones(2))
+    with pytest.raises(BadThunkOutput):
+        h(np.full(2, 20.0))
+    assert h.profile.calls == 1 and h.profile.failed_calls == 1
+    with pytest.raises(ValueError, match="already profiles another"):
+        lucent.function([x], x * 3, mode=DebugMode(), profile=profile)
 
 
 class KernelDoesNotCompile(_Unary):
