@@ -136,7 +136,7 @@ def _dot_kernel(op, node, what):
     lines = [f"if {ka} != b.shape[0]:", "    " + fail("Value", message, *args)]
     out_shape = ([] if na == 1 else ["a.shape[0]"]) + ([] if nb == 1 else ["b.shape[1]"])
     shape = "(" + ", ".join(out_shape) + ("," if len(out_shape) == 1 else "") + ")"
-    lines.append(f"out = np.empty({shape}, {dtype_text(dtype)})")
+    lines.append(f"out = empty_output({shape}, {dtype_text(dtype)})")
     a, b = _operand("a", a_var, dtype), _operand("b", b_var, dtype)
     cblas = _cblas(dtype) if na == 2 and nb == 2 else None
     if cblas is not None:
@@ -200,7 +200,7 @@ def numba_funcify_MatMul(op, node, **kwargs):
     batch = [f"n{d}" for d in range(nd - 2)]
     lines += [f"n{d} = b.shape[{d}] if a.shape[{d}] == 1 else a.shape[{d}]" for d in range(nd - 2)]
     out_dims = batch + [f"a.shape[{nd - 2}]", f"b.shape[{nd - 1}]"]
-    lines.append(f"out = np.empty(({', '.join(out_dims)}), {dtype_text(dtype)})")
+    lines.append(f"out = empty_output(({', '.join(out_dims)}), {dtype_text(dtype)})")
     a, b = _operand("a", a_var, dtype), _operand("b", b_var, dtype)
     if a != "a" or b != "b":
         lines += [f"ax = {a}", f"bx = {b}"]
@@ -302,13 +302,13 @@ def _gemm_kernel(op, node, cblas):
             "    out = z",
             "    ga, gb = alpha, beta",
             "else:",
-            f"    out = np.empty(z.shape, {dt})",
+            f"    out = empty_output(z.shape, {dt})",
             "    ga, gb = 1.0, 0.0",
         ]
     else:
         lines += [
             "direct = alpha != 0",
-            f"out = np.empty(z.shape, {dt})",
+            f"out = empty_output(z.shape, {dt})",
             "ga, gb = 1.0, 0.0",
             "if direct:",
             "    ga, gb = alpha, beta",
@@ -354,7 +354,7 @@ def numba_funcify_Ger(op, node, **kwargs):
         "if A.shape[0] != x.shape[0] or A.shape[1] != y.shape[0]:",
         "    " + fail("Value", f"{esc(op)}: A has shape {{}} but outer(x, y) has shape {{}}",
                      "A.shape", "(x.shape[0], y.shape[0])"),
-        "out = A" if op.destructive else f"out = np.empty(A.shape, {dtype_text(node.outputs[0].type.dtype)})",
+        "out = A" if op.destructive else f"out = empty_output(A.shape, {dtype_text(node.outputs[0].type.dtype)})",
         "for i in range(A.shape[0]):",
         "    ax = alpha * x[i]",
         "    for j in range(A.shape[1]):",

@@ -213,9 +213,9 @@ class ElemwiseCodegen:
                 lines.append(f"out{o} = inplace_target(i{j}, shape)")
                 for k in others:
                     lines.append(f"if conflicts(out{o}, i{k}):")
-                    lines.append(f"    out{o} = np.empty(shape, np.{dtype})")
+                    lines.append(f"    out{o} = empty_output(shape, np.{dtype})")
             else:
-                lines.append(f"out{o} = np.empty(shape, np.{dtype})")
+                lines.append(f"out{o} = empty_output(shape, np.{dtype})")
         return lines
 
     def _body(self, reads, stores, fast, flag=None):

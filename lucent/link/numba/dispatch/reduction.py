@@ -200,7 +200,7 @@ class ReduceCodegen:
         body.append("rsize = " + ("".join(f"n{d} * " for d in self.axes) + "1"))
         body += self._no_identity_check()
         kept = [d for d in range(self.nd) if d not in self.axes]
-        body.append(f"out = np.empty(({''.join(f'n{d}, ' for d in kept)}), np.{self.out_dtype})")
+        body.append(f"out = empty_output(({''.join(f'n{d}, ' for d in kept)}), np.{self.out_dtype})")
         t = self._trailing()
         full = [j for j in range(self.nin) if not all(s == 1 for s in self.in_static[j]) or not self.nd]
         partial = [j for j in full if any(s == 1 for s in self.in_static[j])]

@@ -75,7 +75,7 @@ def row_sum(row):
 
 def _source(kind, nd, axis, out_dtype):
     """Kernel text: loop over all rows along ``axis`` (None: one row of everything)."""
-    lines = [f"out = np.empty(x.shape, np.{out_dtype})"]
+    lines = [f"out = empty_output(x.shape, np.{out_dtype})"]
     if axis is None or nd <= 1:
         # ``out`` is C-contiguous, so the reshape below is a view either way.
         lines += ["xr = np.ravel(x)", "orow = np.ravel(out)"]

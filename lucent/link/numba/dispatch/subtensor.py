@@ -358,7 +358,7 @@ def _advanced_getter(op, node, idx_list, n_index):
     params = [f"i{k}" for k in range(n_index)]
     plan = _advanced_plan(op, node, idx_list, params, x_ndim=x_type.ndim)
     dtype = dtype_text(node.outputs[0].type.dtype)
-    lines = plan.lines + [f"out = np.empty({py_tuple(plan.out_dims)}, {dtype})"]
+    lines = plan.lines + [f"out = empty_output({py_tuple(plan.out_dims)}, {dtype})"]
     lines += _walk(plan, [f"{at('out', plan.out_vars)} = {at('x', plan.x_items)}"])
     lines.append("return out")
     return make_kernel("advanced_subtensor", ["x", *params], lines, [RANGE_LEN])

@@ -61,7 +61,7 @@ def numba_funcify_Join(op, node, **kwargs):
             ]
     lines.append("total = " + " + ".join(f"{p}.shape[{axis}]" for p in params))
     dims = [("total" if d == axis else f"t0.shape[{d}]") for d in range(ndim)]
-    lines += [f"out = np.empty({py_tuple(dims)}, {dtype_text(node.outputs[0].type.dtype)})", "off = 0"]
+    lines += [f"out = empty_output({py_tuple(dims)}, {dtype_text(node.outputs[0].type.dtype)})", "off = 0"]
     ivars = [f"r{d}" for d in range(ndim)]
     for p in params:
         target = [("off + " + v if d == axis else v) for d, v in enumerate(ivars)]
@@ -166,7 +166,7 @@ def numba_funcify_Alloc(op, node, **kwargs):
             "    " + fail("Value", "Alloc: negative dimensions are not allowed, got shape {}", py_tuple(shape)),
         ]
     ivars = [f"r{d}" for d in range(n)]
-    lines.append(f"out = np.empty({py_tuple(shape)}, {dtype_text(node.outputs[0].type.dtype)})")
+    lines.append(f"out = empty_output({py_tuple(shape)}, {dtype_text(node.outputs[0].type.dtype)})")
     if vtype.ndim == 0:
         lines.append(f"v = {ITEM('value')}")
         value = "v"

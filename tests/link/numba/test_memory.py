@@ -1,0 +1,49 @@
+"""Tests of lucent/link/numba/dispatch/memory.py: large kernel outputs on huge pages."""
+
+import os
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from numba import njit  # noqa: E402
+
+from lucent.link.numba.dispatch.memory import HUGE_PAGE_THRESHOLD, empty_output  # noqa: E402
+
+
+@njit
+def _filled(shape, value):
+    out = empty_output(shape, np.float32)
+    out[...] = value
+    return out
+
+
+@pytest.mark.parametrize("shape", [3, (0,), (2, 3), (HUGE_PAGE_THRESHOLD // 4 + 3,)])
+def test_empty_output_is_a_writable_array_of_the_shape_and_dtype(shape):
+    out = _filled(shape, 1.5)
+    assert out.dtype == np.float32 and out.shape == ((shape,) if isinstance(shape, int) else shape)
+    assert out.flags.c_contiguous and out.flags.writeable
+    assert np.all(out == 1.5)
+
+
+@pytest.mark.skipif(
+    not os.path.isdir("/sys/kernel/mm/transparent_hugepage"),
+    reason="needs Linux with transparent huge pages",
+)
+def test_large_outputs_are_advised_to_use_huge_pages():
+    """The advice shows in /proc/self/smaps as the 'hg' flag of the array's mapping."""
+    import re
+
+    n = 8 * HUGE_PAGE_THRESHOLD // 8  # 32 MiB of float64: its own mmap'd region
+    out = njit(lambda n: empty_output(n, np.float64))(n)
+    address = out.ctypes.data + 4096  # past the first, partial page (not advised)
+    with open("/proc/self/smaps") as f:
+        smaps = f.read()
+    for block in re.split(r"\n(?=[0-9a-f]+-[0-9a-f]+ )", smaps):
+        start, end = (int(v, 16) for v in block.split(" ", 1)[0].split("-"))
+        if start <= address < end:
+            flags = re.search(r"VmFlags:(.*)", block)
+            assert flags is not None and " hg" in flags.group(1), flags
+            return
+    pytest.fail("the array's mapping was not found in /proc/self/smaps")
