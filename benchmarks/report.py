@@ -18,7 +18,7 @@ COLUMNS = (
     "compile cold",
     "compile warm",
     "agrees",
-    "target (issue 3)",
+    "target",
 )
 
 
@@ -136,7 +136,7 @@ def skipped_rows(skipped):
 
 
 def target_text(row, quick):
-    """The issue's target for lucent FAST_RUN rows, its reference figure otherwise."""
+    """The goal for lucent FAST_RUN rows, the reference figure given for the others otherwise."""
     if not row.is_group_row:
         return ""
     target = workloads.TARGETS.get(row.group, {}).get(row.backend)
@@ -247,7 +247,7 @@ LEGEND = """\
   in a fresh process with an empty cache directory (cold), then in a second fresh process
   sharing that directory (warm). Library import time is not included.
 - *agrees*: the first call's outputs (and updated parameters) `allclose` to NumPy's.
-- *target*: issue 3's goal for lucent FAST_RUN, or the issue's reference figure for others.
+- *target*: the goal set for lucent FAST_RUN, or the reference figure given for the others.
 """
 
 

@@ -1,4 +1,4 @@
-"""Run issue 3's benchmark workloads on every available backend.
+"""Run the benchmark workloads on every available backend.
 
     python benchmarks/run.py [--quick] [--only a,b] [--backends numpy,lucent-FAST_RUN]
                              [--pytensor-python PATH] [--jax-python PATH]
@@ -227,7 +227,7 @@ def _mode_reprs(results):
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(description="Benchmarks of issue 3 (see benchmarks/run.py).")
+    p = argparse.ArgumentParser(description="lucent benchmarks against NumPy, PyTensor and JAX (see benchmarks/README.md).")
     p.add_argument("--quick", action="store_true", help="sizes shrunk 100x: a smoke test")
     p.add_argument("--only", help="workloads, e.g. a,b or c.sum (default: all)")
     p.add_argument("--backends", help="comma-separated backend names (default: all)")

@@ -1,4 +1,4 @@
-"""The benchmark workloads of issue 3, each defined once for every backend.
+"""The benchmark workloads, each defined once for every backend.
 
 A workload ("case") is data plus one forward formula written against an
 array namespace ``m`` (``exp``, ``sum``, ``dot``, ``softmax``...). The same
@@ -430,7 +430,7 @@ def _sgd_runners(numpy_builder, param_names, input_names, loss_fn):
 
 @dataclass(frozen=True)
 class Case:
-    """One timed function. ``group`` is the issue's letter (``c`` has three)."""
+    """One timed function. ``group`` is the workload's letter (``c`` has three)."""
 
     key: str
     group: str
@@ -472,7 +472,7 @@ CASES_BY_KEY = {c.key: c for c in CASES}
 GROUPS = sorted({c.group for c in CASES})
 
 # --------------------------------------------------------------------------
-# Targets (for lucent FAST_RUN) and reference figures, from issue 3
+# Targets (for lucent FAST_RUN) and reference figures
 # --------------------------------------------------------------------------
 
 
