@@ -351,6 +351,15 @@ class LabPage:
             selector,
         )
 
+    def wait_for_change(self, selector, before, timeout=20):
+        """The texts of ``selector`` once they differ from ``before`` (or as they are after ``timeout``)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            now = self.output_texts(selector)
+            if now != before or time.monotonic() > deadline:
+                return now
+            time.sleep(0.2)
+
     def wait_for(self, selector, timeout=20):
         """Wait until ``selector`` matches in an output area; False when it never does."""
         from playwright.sync_api import Error as PlaywrightError

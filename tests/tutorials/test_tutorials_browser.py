@@ -122,8 +122,7 @@ def test_training_with_graph_magic_updates_the_shared_view(lab):
             assert label in labels, f"GraphView of train lacks the label {label!r}: {labels[:500]}"
         before = page.output_texts(".lucent-sv")
         page.execute("for _ in range(3):\n    train(X[::-1], 1 - Y)")
-        page.page.wait_for_timeout(1500)
-        after = page.output_texts(".lucent-sv")
+        after = page.wait_for_change(".lucent-sv", before)
         assert before and after and before != after, "the SharedView did not change after a training step"
 
         # Clicking a node shows its details, with the summary of its last value.
@@ -135,8 +134,7 @@ def test_training_with_graph_magic_updates_the_shared_view(lab):
         # After the kernel reconnects, the widgets still follow the program.
         page.reconnect_kernel()
         page.execute("for _ in range(3):\n    train(X, Y)")
-        page.page.wait_for_timeout(1500)
-        reconnected = page.output_texts(".lucent-sv")
+        reconnected = page.wait_for_change(".lucent-sv", after)
         assert reconnected != after, "the SharedView stopped updating after the kernel reconnected"
         page.click(f"{GRAPH_SVG} g.node[data-id^='v']")
         assert page.output_texts(".lucent-gv-details") != [], "node details no longer open after reconnect"
