@@ -11,7 +11,10 @@ instead of many. The rewrites here:
   by a structural key (so ``a + b`` and ``b + a`` are one node) and combine
   its constant operands into one constant, written last;
 * turn a division by a power of two into a multiplication by its
-  reciprocal, which is bit-identical and cheaper.
+  reciprocal, which is bit-identical and cheaper;
+* write a matrix product ``a @ b`` of two matrices as ``dot(a, b)``, so
+  that ``@`` and ``dot`` merge and both reach the BLAS specialisations
+  (``Dot22``, folding into ``Gemm``).
 
 Each rewrite is exact except for the reassociation of floating-point sums
 and products (``(a + b) + c`` versus ``a + (b + c)``), the freedom every
@@ -33,7 +36,7 @@ from lucent.scalar import basic as ps
 from lucent.scalar.dtypes import float_dtypes, integer_dtypes
 from lucent.tensor.basic import constant
 from lucent.tensor.elemwise import Elemwise
-from lucent.tensor.math import cast
+from lucent.tensor.math import MatMul, cast, dot
 from lucent.tensor.rewriting.basic import fit_to_output, is_elemwise, scalar_fill_value
 from lucent.tensor.rewriting.registry import register_canonicalize
 
@@ -380,6 +383,19 @@ def local_div_by_power_of_two(fgraph, node):
 register_canonicalize(local_div_by_power_of_two)
 
 
+@node_rewriter([MatMul])
+def local_matmul_to_dot(fgraph, node):
+    """``a @ b`` of two matrices -> ``dot(a, b)`` (the same product, one spelling)."""
+    a, b = node.inputs
+    if a.type.ndim != 2 or b.type.ndim != 2:
+        return None
+    new = fit_to_output(dot(a, b), node.outputs[0])
+    return None if new is None else [new]
+
+
+register_canonicalize(local_matmul_to_dot)
+
+
 __all__ = [
     "structural_key",
     "local_neutral_elements",
@@ -389,4 +405,5 @@ __all__ = [
     "local_add_mul_flatten",
     "local_add_mul_canonical_order",
     "local_div_by_power_of_two",
+    "local_matmul_to_dot",
 ]

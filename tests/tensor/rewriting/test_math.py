@@ -339,3 +339,26 @@ def test_structural_key_bounded_on_very_deep_chain():
     key = structural_key(h, fg, {})
     assert key == structural_key(h, fg, {})  # deterministic, and no RecursionError
     assert key != structural_key(lt.log(h), fg, {})
+
+
+def test_matmul_of_matrices_becomes_dot_and_reaches_blas():
+    """``x @ W`` and ``dot(x, W)`` are one product: Dot22 or Gemm on FAST_RUN, same values."""
+    from lucent.tensor.blas import Dot22, Gemm
+    from lucent.tensor.math import MatMul
+
+    rng = np.random.default_rng(0)
+    x = lt.dmatrix("x")
+    W = lt.dmatrix("W")
+    b = lt.dvector("b")
+    f = lucent.function([x, W, b], [x @ W, lt.tanh(x @ W + b), lt.dot(x, W)], mode="FAST_RUN")
+    ops = [type(n.op) for n in f.maker.fgraph.toposort()]
+    assert MatMul not in ops and (Dot22 in ops or Gemm in ops)
+    assert sum(op in (Dot22, Gemm) for op in ops) == 1  # @ and dot merged into one product
+    X, Wv, bv = rng.normal(size=(4, 3)), rng.normal(size=(3, 5)), rng.normal(size=5)
+    p, t, d = f(X, Wv, bv)
+    np.testing.assert_allclose(p, X @ Wv)
+    np.testing.assert_allclose(t, np.tanh(X @ Wv + bv))
+    np.testing.assert_allclose(d, X @ Wv)
+    batched = lt.tensor3("a")
+    g = lucent.function([batched], batched @ batched.transpose(0, 2, 1), mode="FAST_RUN")
+    assert MatMul in [type(n.op) for n in g.maker.fgraph.toposort()]  # batched products stay MatMul
