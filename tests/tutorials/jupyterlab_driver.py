@@ -26,7 +26,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+#: Debian's Chromium; LUCENT_CHROMIUM names another build.
+CHROMIUM = os.environ.get("LUCENT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -22,7 +22,7 @@ import pytest
 
 from tests.conftest import TEST_COMPILEDIR
 from tests.tutorials.execute import TUTORIALS
-from tests.tutorials.jupyterlab_driver import Browser, LabServer, chromium_available
+from tests.tutorials.jupyterlab_driver import CHROMIUM, Browser, LabServer, chromium_available
 
 pytestmark = pytest.mark.browser
 
@@ -34,7 +34,7 @@ def _require_browser():
     required = os.environ.get("LUCENT_BROWSER_TESTS") == "required"
     missing = []
     if not chromium_available():
-        missing.append("Chromium (Debian package 'chromium', /usr/bin/chromium)")
+        missing.append(f"Chromium (Debian package 'chromium'; looked for {CHROMIUM})")
     if shutil.which("dot") is None:
         missing.append("Graphviz's dot (Debian package 'graphviz')")
     for module in ("playwright", "jupyterlab", "nbformat"):
