@@ -19,8 +19,7 @@ Two memory rules matter:
 
 from __future__ import annotations
 
-from lucent.graph.basic import Constant
-from lucent.link.basic import Container, Linker
+from lucent.link.basic import Container, Linker, make_storage_map
 
 
 class PythonLinker(Linker):
@@ -77,33 +76,7 @@ class PythonLinker(Linker):
         if fgraph is None:
             raise RuntimeError("PythonLinker.make_thunk called before accept(fgraph)")
         order = self.schedule(fgraph) if self.schedule else fgraph.toposort()
-        storage_map = {} if storage_map is None else storage_map
-        if input_storage is None:
-            input_storage = [[None] for _ in fgraph.inputs]
-        if len(input_storage) != len(fgraph.inputs):
-            raise ValueError(
-                f"input_storage has {len(input_storage)} cells for {len(fgraph.inputs)} graph inputs"
-            )
-        for var, cell in zip(fgraph.inputs, input_storage):
-            storage_map[var] = cell
-        for node in order:
-            for var in node.inputs:
-                if var not in storage_map:
-                    if isinstance(var, Constant) or hasattr(var, "data"):
-                        storage_map[var] = [var.data]
-                    else:  # pragma: no cover - FunctionGraph refuses such graphs
-                        raise ValueError(f"{var} is neither an input nor computed by the graph")
-            for var in node.outputs:
-                storage_map.setdefault(var, [None])
-        if output_storage is not None:
-            if len(output_storage) != len(fgraph.outputs):
-                raise ValueError("output_storage must have one cell per graph output")
-            for var, cell in zip(fgraph.outputs, output_storage):
-                if var.owner is not None:
-                    storage_map[var] = cell
-        for var in fgraph.outputs:
-            if var not in storage_map:
-                storage_map[var] = [var.data] if hasattr(var, "data") else [None]
+        storage_map = make_storage_map(fgraph, order, input_storage, output_storage, storage_map)
         output_cells = [storage_map[v] for v in fgraph.outputs]
         input_cells = [storage_map[v] for v in fgraph.inputs]
 
