@@ -61,24 +61,13 @@ class NanGuardLinker(Linker):
             f"big_is_error={self.big_is_error}, inner={self.inner!r})"
         )
 
-    def accept(self, fgraph, no_recycling=None, profile=None):
-        if self.fgraph is not None and self.fgraph is not fgraph:
-            return self.clone().accept(fgraph, no_recycling, profile)
-        self.fgraph = fgraph
-        self.no_recycling = list(no_recycling or [])
-        self.profile = profile
-        self.inner = self.inner.clone().accept(fgraph, no_recycling, profile)
-        return self
+    def _bind(self, fgraph):
+        self.inner = self.inner.clone().accept(fgraph, self.no_recycling, self.profile)
 
     def clone(self, allow_gc=None):
         new = super().clone(allow_gc)
         new.inner = self.inner.clone()
         return new
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["fgraph"] = None
-        return state
 
     # ------------------------------------------------------------------
     def _bad(self, value):

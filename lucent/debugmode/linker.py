@@ -68,24 +68,12 @@ class DebugLinker(Linker):
             f"check_rewrites={self.check_rewrites})"
         )
 
-    def accept(self, fgraph, no_recycling=None, profile=None):
-        if self.fgraph is not None and self.fgraph is not fgraph:
-            return self.clone().accept(fgraph, no_recycling, profile)
-        self.fgraph = fgraph
-        self.no_recycling = list(no_recycling or [])
-        self.profile = profile
-        return self
+    _unpicklable = ("fgraph", "last_report")
 
     def clone(self, allow_gc=None):
         new = super().clone()
         new.last_report = None
         return new
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["fgraph"] = None
-        state["last_report"] = None
-        return state
 
     # ------------------------------------------------------------------
     def make_thunk(self, input_storage=None, output_storage=None, storage_map=None):

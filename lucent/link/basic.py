@@ -115,10 +115,28 @@ class Linker:
     """
 
     fgraph = None
+    #: Attributes holding what one binding built: not pickled (a Function
+    #: pickles its maker, which links again when loaded).
+    _unpicklable = ("fgraph",)
 
     def accept(self, fgraph, no_recycling=None, profile=None):
-        """A linker bound to ``fgraph`` (a new one when this one is in use)."""
-        raise NotImplementedError()
+        """This linker bound to ``fgraph``, or a bound clone when it is bound to another graph."""
+        if self.fgraph is not None and self.fgraph is not fgraph:
+            return self.clone().accept(fgraph, no_recycling, profile)
+        self.fgraph = fgraph
+        self.no_recycling = list(no_recycling or [])
+        self.profile = profile
+        self._bind(fgraph)
+        return self
+
+    def _bind(self, fgraph):
+        """Per-graph set-up of a subclass, after ``accept`` bound it (nothing by default)."""
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        for name in self._unpicklable:
+            state[name] = None
+        return state
 
     def make_thunk(self, input_storage=None, output_storage=None, storage_map=None):
         """Return ``(thunk, input_containers, output_containers)``."""

@@ -132,26 +132,15 @@ class NumbaLinker(Linker):
     def __repr__(self):
         return "NumbaLinker()"
 
-    def accept(self, fgraph, no_recycling=None, profile=None):
-        if self.fgraph is not None and self.fgraph is not fgraph:
-            return type(self)(allow_gc=self.allow_gc).accept(fgraph, no_recycling, profile)
-        self.fgraph = fgraph
-        self.no_recycling = list(no_recycling or [])
-        self.profile = profile
+    _unpicklable = ("fgraph", "program", "_python_linker")
+
+    def _bind(self, fgraph):
         self._reset()
-        return self
 
     def clone(self, allow_gc=None):
         new = super().clone(allow_gc=allow_gc)
         new._reset()
         return new
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["fgraph"] = None
-        state["program"] = None
-        state["_python_linker"] = None
-        return state
 
     # ------------------------------------------------------------------
     def compile(self):

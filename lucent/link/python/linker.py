@@ -44,21 +44,6 @@ class PythonLinker(Linker):
     def __repr__(self):
         return "PythonLinker()"
 
-    def accept(self, fgraph, no_recycling=None, profile=None):
-        if self.fgraph is not None and self.fgraph is not fgraph:
-            return type(self)(allow_gc=self.allow_gc, schedule=self.schedule).accept(
-                fgraph, no_recycling, profile
-            )
-        self.fgraph = fgraph
-        self.no_recycling = list(no_recycling or [])
-        self.profile = profile
-        return self
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["fgraph"] = None
-        return state
-
     # ------------------------------------------------------------------
     def make_all(self, input_storage=None, output_storage=None, storage_map=None, node_thunk=None):
         """Build the storage map and one thunk per node.
