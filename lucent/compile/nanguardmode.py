@@ -147,7 +147,7 @@ class NanGuardLinker(Linker):
                     f"  node:\n    " + node_dprint(node).replace("\n", "\n    ") + "\n"
                     f"  op: {op_text(node.op)}\n"
                     f"  created at: " + Origins(fgraph).creation_text(node).replace("\n", "\n    ") + "\n"
-                    f"  inputs:\n    " + inputs_text(node, in_values).replace("\n", "\n    ") + "\n"
+                    "  inputs:\n    " + inputs_text(node, in_values).replace("\n", "\n    ") + "\n"
                     "The call changed no shared variable."
                 )
                 return NanGuardError(message, node=node, output_index=j, what=bad)

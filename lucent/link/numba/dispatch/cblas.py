@@ -180,7 +180,7 @@ def extent_lines(name, out):
         f"if {name}.size == 0:",
         f"    {out}_hi = {out}_lo",
         "else:",
-        f"    for _d in range(2):",
+        "    for _d in range(2):",
         f"        _span = ({name}.shape[_d] - 1) * {name}.strides[_d]",
         "        if _span < 0:",
         f"            {out}_lo += _span",

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
 from lucent.link.numba.dispatch.basic import kernel_from_source, numba_funcify
 from lucent.link.numba.dispatch.elemwise import _indent

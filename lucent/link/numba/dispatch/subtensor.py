@@ -52,7 +52,6 @@ from lucent.tensor.subtensor import (
     IncSubtensor,
     SliceLength,
     Subtensor,
-    _is_slice,
     _split_inputs,
 )
 
