@@ -86,6 +86,21 @@ def _format_shapes(shapes):
     return " ".join(parts)
 
 
+def _row_cells(row, peak_mark):
+    """The report columns (``COLUMNS``) of one row of ``as_rows``, as text."""
+    return (
+        f"{row['position']}{peak_mark if row['is_peak'] else ''}",
+        row["op"],
+        _format_shapes(row["output_shapes"]),
+        str(row["bytes"]),
+        row["kind"],
+        f"{row['time']:.6f}",
+        f"{row['time_per_call']:.6f}",
+        f"{row['time_percent']:.1f}",
+        str(row["runs"]),
+    )
+
+
 class ProfileStats:
     """Time and memory of one compiled function, node by node, over all its calls.
 
@@ -324,17 +339,7 @@ class ProfileStats:
         table = [COLUMNS]
         shown = rows if n is None else rows[:n]
         for row in shown:
-            table.append((
-                f"{row['position']}{'*' if row['is_peak'] else ''}",
-                row["op"],
-                _format_shapes(row["output_shapes"]),
-                str(row["bytes"]),
-                row["kind"],
-                f"{row['time']:.6f}",
-                f"{row['time_per_call']:.6f}",
-                f"{row['time_percent']:.1f}",
-                str(row["runs"]),
-            ))
+            table.append(_row_cells(row, "*"))
         rest = rows[len(shown):]
         if rest:
             rest_time = sum(r["time"] for r in rest)
@@ -373,17 +378,7 @@ class ProfileStats:
         ]
         for row in self.as_rows("order"):
             attrs = ' class="peak" style="font-weight: bold; background: #fde2e2" title="peak memory"' if row["is_peak"] else ""
-            cells = (
-                str(row["position"]) + (" (peak)" if row["is_peak"] else ""),
-                row["op"],
-                _format_shapes(row["output_shapes"]),
-                str(row["bytes"]),
-                row["kind"],
-                f"{row['time']:.6f}",
-                f"{row['time_per_call']:.6f}",
-                f"{row['time_percent']:.1f}",
-                str(row["runs"]),
-            )
+            cells = _row_cells(row, " (peak)")
             parts.append(f"<tr{attrs}>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>")
         parts += ["</tbody>", "</table>", "</div>"]
         return "\n".join(parts)
