@@ -4,6 +4,6 @@
 ``python`` the reference path that calls ``Op.perform`` node by node.
 """
 
-from lucent.link.basic import Container, Linker
+from lucent.link.basic import Container, Linker, WrapLinker
 
-__all__ = ["Container", "Linker"]
+__all__ = ["Container", "Linker", "WrapLinker"]

@@ -81,7 +81,12 @@ class Container:
 
     @property
     def data(self):
+        """The same as ``value`` (PyTensor's name for it)."""
         return self.storage[0]
+
+    @data.setter
+    def data(self, value):
+        self.value = value
 
     def __str__(self):
         return "<" + str(self.storage[0]) + ">"
@@ -206,3 +211,94 @@ def make_storage_map(fgraph, order, input_storage, output_storage, storage_map):
 
 
 __all__ = ["Container", "Linker", "make_storage_map"]
+
+
+class WrapLinker(Linker):
+    """Runs several node-by-node linkers over one graph in lockstep.
+
+    Each linker links the graph on its own storage; a call copies the input
+    values of the first linker into the others and then, for the i-th node
+    of the common order, calls ``wrapper(fgraph, i, node, *thunks)`` with
+    that node's thunk from every linker. The wrapper decides what to run
+    (it may run none, one or all of the thunks, compare their results,
+    print, time...). The outputs are those of the first linker.
+
+    This is the hook that comparison tools are built on: each linker must
+    have ``make_all`` and all of them must order the nodes the same way.
+    """
+
+    def __init__(self, linkers, wrapper):
+        self.fgraph = None
+        self.linkers = list(linkers)
+        self.wrapper = wrapper
+        self.no_recycling = []
+
+    def __copy__(self):
+        return type(self)([copy.copy(linker) for linker in self.linkers], self.wrapper)
+
+    def clone(self, allow_gc=None):
+        return type(self)([linker.clone(allow_gc=allow_gc) for linker in self.linkers], self.wrapper)
+
+    def accept(self, fgraph, no_recycling=None, profile=None):
+        if self.fgraph is not None and self.fgraph is not fgraph:
+            return self.clone().accept(fgraph, no_recycling, profile)
+        self.fgraph = fgraph
+        self.no_recycling = list(no_recycling or [])
+        self.linkers = [linker.accept(fgraph, self.no_recycling) for linker in self.linkers]
+        return self
+
+    def pre(self, linker, inputs, order, thunk_groups):
+        """Called before the nodes of each call run (nothing by default)."""
+
+    def make_thunk(self, input_storage=None, output_storage=None, storage_map=None):
+        if self.fgraph is None:
+            raise RuntimeError("WrapLinker.make_thunk called before accept(fgraph)")
+        for linker in self.linkers:
+            if not hasattr(linker, "make_all"):
+                raise TypeError(
+                    f"WrapLinker needs node-by-node linkers with make_all(); {linker!r} has none"
+                )
+        built = [self.linkers[0].make_all(input_storage, output_storage)]
+        built += [linker.make_all() for linker in self.linkers[1:]]
+        orders = [b[4] for b in built]
+        if any(order != orders[0] for order in orders[1:]):
+            raise ValueError("All linkers given to WrapLinker must run the nodes in the same order")
+        order = orders[0]
+        input_cells = [b[1] for b in built]
+        thunk_groups = list(zip(*[b[3] for b in built]))
+        storage_maps = [b[5] for b in built]
+        to_reset = [
+            storage[var]
+            for storage in storage_maps
+            for var in self.no_recycling
+            if var in storage
+        ]
+        fgraph, wrapper, pre = self.fgraph, self.wrapper, self.pre
+
+        def run():
+            for cells in input_cells[1:]:
+                for first, other in zip(input_cells[0], cells):
+                    other[0] = copy.copy(first[0])
+            for cell in to_reset:
+                cell[0] = None
+            pre(self, [cell[0] for cell in input_cells[0]], order, thunk_groups)
+            for i, (node, thunks) in enumerate(zip(order, thunk_groups)):
+                wrapper(fgraph, i, node, *thunks)
+
+        run.thunk_groups = thunk_groups
+        run.order = order
+        inputs = [Container(v, cell) for v, cell in zip(fgraph.inputs, input_cells[0])]
+        outputs = [
+            Container(v, cell, readonly=True) for v, cell in zip(fgraph.outputs, built[0][2])
+        ]
+        return run, inputs, outputs
+
+
+def __getattr__(name):
+    # PyTensor's name of the reference linker. It lives with the Python path,
+    # which imports this module, so it is looked up on first use.
+    if name == "PerformLinker":
+        from lucent.link.python.linker import PythonLinker
+
+        return PythonLinker
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
