@@ -279,3 +279,18 @@ def test_max_grad_ties_and_float32():
     g = grad(lt.max(x), x)
     assert g.dtype == "float32"
     np.testing.assert_array_equal(run(g, {x: np.array([1, 3, 3], "float32")}), [0, 1, 1])
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint64"])
+def test_int_div_extremes_match_numpy(dtype):
+    # The smallest signed value divided by -1 wraps to itself in NumPy; a
+    # zero divisor gives 0 for both // and %.
+    info = np.iinfo(dtype)
+    x, y = lt.vector("x", dtype=dtype), lt.vector("y", dtype=dtype)
+    xv = np.array([info.min, info.max, 7, 5, 0], dtype=dtype)
+    yv = np.array([-1 if info.min < 0 else 3, 2, 2, 0, 0]).astype(dtype)
+    quotient, remainder = run([x // y, x % y], {x: xv, y: yv})
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(quotient, xv // yv)
+        np.testing.assert_array_equal(remainder, xv % yv)
+    assert quotient.dtype == dtype

@@ -49,7 +49,7 @@ with open(os.path.join(os.path.dirname(__file__), "vecmath.py"), "rb") as _f:
 VECMATH_IMPORT = (
     f"# vecmath {VECMATH_HASH}, scalar codegen {SCALAR_CODEGEN_VERSION}\n"
     "from lucent.link.numba.dispatch.vecmath import (vexp, vexpm1, vtanh, vsigmoid, vlog, vlog1p, "
-    "vsoftplus, vsin, vcos, sincos_ok, floordiv_f, mod_f, ipow)"
+    "vsoftplus, vsin, vcos, sincos_ok, floordiv_f, floordiv_i, mod_f, ipow)"
 )
 
 SUPPORTED_DTYPES = frozenset(
@@ -236,7 +236,9 @@ def _expression(op, args, odt, fast):
         return f"({a} / {b})"
     if kind is ps.IntDiv:
         a, b = to(odt)
-        return f"floordiv_f({a}, {b})" if _float(odt) else f"({a} // {b})"
+        if _float(odt):
+            return f"floordiv_f({a}, {b})"
+        return f"floordiv_i({a}, {b})" if odt.startswith("int") else f"({a} // {b})"
     if kind is ps.Mod:
         a, b = to(odt)
         return f"mod_f({a}, {b})" if _float(odt) else f"({a} % {b})"

@@ -323,6 +323,19 @@ def mod_f(a, b):
     return _divmod_f(a, b)[1]
 
 
+@_fn
+def floordiv_i(a, b):
+    """``np.floor_divide`` on signed integers: the smallest value divided by -1 wraps to itself.
+
+    LLVM's signed division is undefined for that one pair (the hardware
+    traps), and Numba's guard gives 0; NumPy gives the wrapped result.
+    Negation wraps in two's complement, so ``-a`` is NumPy's answer.
+    """
+    if b == -1:
+        return -a
+    return a // b
+
+
 @njit(error_model="numpy")
 def ipow(a, b):
     """``np.power`` on int64: wraps on overflow; a negative exponent is an error, as in NumPy."""
