@@ -31,6 +31,8 @@ form ``g - softmax(x) * sum(g)`` (``g`` the gradient with respect to
 
 from __future__ import annotations
 
+import numpy as np
+
 from lucent.graph.rewriting.basic import node_rewriter
 from lucent.scalar import basic as ps
 from lucent.tensor import math as tm
@@ -41,6 +43,7 @@ from lucent.tensor.rewriting.stabilize import (
     build_sum,
     fit_type,
     is_elemwise,
+    typed_constant,
 )
 from lucent.tensor.special import LogSoftmax, Softmax
 from lucent.tensor.subtensor import AdvancedSubtensor, AdvancedSubtensor1, Subtensor
@@ -136,8 +139,6 @@ def build_product(sign, factors, like):
         d = den[0] if len(den) == 1 else tm.mul(*den)
         out = tm.reciprocal(d) if out is None else tm.true_div(out, d)
     if out is None:
-        from lucent.tensor.rewriting.stabilize import typed_constant
-
         out = typed_constant(1, like)
     if sign < 0:
         out = tm.neg(out)
@@ -177,8 +178,30 @@ def local_mul_cancel_reciprocal(fgraph, node):
     if found is None:
         return None
     s, rest = found
-    new = build_product(sign, rest, out)
+    new = _keep_nan_of_argument(s, build_product(sign, rest, out), out)
     return [fit_type(new, out, s)]
+
+
+def _keep_nan_of_argument(s, cancelled, out):
+    """``cancelled``, but NaN where the naive ``s / s`` is NaN because of ``s``'s argument.
+
+    The cancellation is meant for over- and underflow of a finite argument.
+    A NaN or infinite argument is not a rounding: ``exp(inf) / exp(inf)``,
+    ``exp(-inf) / exp(-inf)`` and ``sigmoid(-inf) / sigmoid(-inf)`` are NaN
+    in NumPy and stay NaN here (``sigmoid(inf) = 1`` cancels exactly).
+    The guard is an element-wise comparison, fused into the same loop.
+    ``softmax`` is left unguarded: a ``-inf`` logit is how entries are
+    masked out, and its gradient is meant to be finite there.
+    """
+    if isinstance(s.owner.op, Softmax):
+        return cancelled
+    (arg,) = s.owner.inputs
+    inf = typed_constant(np.inf, arg)
+    if is_elemwise(s, ps.Exp):
+        ok = tm.lt(tm.abs(arg), inf)  # finite
+    else:
+        ok = tm.gt(arg, tm.neg(inf))  # not NaN, not -inf
+    return tm.switch(ok, cancelled, typed_constant(np.nan, out))
 
 
 @register_stabilize

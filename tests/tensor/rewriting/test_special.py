@@ -171,6 +171,28 @@ def test_exp_times_reciprocal_exp_cancels():
     np.testing.assert_allclose(f([1000.0, 1.0], [2.0, 3.0]), [2.0, 3.0])
 
 
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_cancellation_keeps_nan_and_inf_semantics(mode):
+    # A NaN or infinite argument is not an overflow: the result stays NaN as
+    # in NumPy. Only a finite argument that overflows (1000) is cancelled.
+    x, y = lt.dvectors("x", "y")
+    xv = np.array([np.nan, np.inf, -np.inf, 1.0, -2.0])
+    yv = np.arange(5.0)
+    f = lucent.function(
+        [x, y],
+        [lt.exp(x) / lt.exp(x), lt.exp(x) * y / lt.exp(x), lt.sigmoid(x) * y / lt.sigmoid(x)],
+        mode=mode,
+    )
+    ratio, scaled, sig = f(xv, yv)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(ratio, np.exp(xv) / np.exp(xv))
+        np.testing.assert_array_equal(scaled, np.exp(xv) * yv / np.exp(xv))
+        ref_sig = 1 / (1 + np.exp(-xv))
+        np.testing.assert_allclose(sig, ref_sig * yv / ref_sig)
+    overflow = lucent.function([x, y], lt.exp(x) * y / lt.exp(x), mode="FAST_RUN")
+    np.testing.assert_array_equal(overflow([1000.0], [3.0]), [3.0])
+
+
 def test_cancellation_keeps_broadcast_shape():
     x = lt.dmatrix("x")
     a = lt.dvector("a")
