@@ -15,7 +15,10 @@ compiled functions use to check and convert the values they are given.
 
 from __future__ import annotations
 
+import abc
 import itertools
+import warnings
+import weakref
 from typing import Any, Sequence
 
 from lucent.graph.utils import Scratchpad, ValidatingScratchpad, add_tag_trace
@@ -26,6 +29,12 @@ class Node:
 
     def get_parents(self):
         raise NotImplementedError()
+
+    def dprint(self, **kwargs):
+        """Print the graph below this node (``lucent.printing.debugprint``)."""
+        from lucent.printing import debugprint
+
+        return debugprint(self, **kwargs)
 
 
 _variable_counter = itertools.count()
@@ -61,7 +70,7 @@ class Variable(Node):
     def __init__(self, type, owner=None, index=None, name=None):
         self.tag = ValidatingScratchpad("test_value", type.filter)
         self.type = type
-        if owner is not None and not isinstance(owner, Apply):
+        if owner is not None and not isinstance(owner, AbstractApply):
             raise TypeError(f"owner must be an Apply instance, got {owner!r}")
         self.owner = owner
         if index is not None and not isinstance(index, int):
@@ -71,7 +80,6 @@ class Variable(Node):
             raise TypeError(f"name must be a string or None, got {name!r}")
         self.name = name
         self.auto_name = f"auto_{next(self.__count__)}"
-        self._fn_cache = {}
 
     def get_parents(self):
         if self.owner is not None:
@@ -91,17 +99,41 @@ class Variable(Node):
     def __repr__(self):
         return str(self)
 
-    def clone(self, name=None):
+    def clone(self, name=None, **kwargs):
         """Return a new, ownerless Variable like this one.
 
         Tags and the name are copied (``name`` overrides it); the clone is not
-        connected to the graph this variable belongs to.
+        connected to the graph this variable belongs to. Other keywords go to
+        the constructor of the variable's class.
         """
         if name is None:
             name = self.name
-        cp = self.__class__(self.type, None, None, name)
+        cp = self.__class__(self.type, None, None, name, **kwargs)
         cp.tag = copy_tag(self.tag, cp.tag)
         return cp
+
+    @property
+    def owner_op(self):
+        """The op that computes this variable, or ``None`` for a graph input."""
+        return self.owner.op if self.owner is not None else None
+
+    @property
+    def owner_op_and_inputs(self):
+        """``(op, *inputs)`` of the owner, or ``(None,)``: handy for ``match`` statements."""
+        if self.owner is not None:
+            return (self.owner.op, *self.owner.inputs)
+        return (None,)
+
+    def transfer(self, target):
+        """This variable moved to the device ``target`` (``"cpu"``, ...).
+
+        Asks the functions registered with
+        :func:`lucent.graph.type.register_transfer`, newest first; raises
+        ``ValueError`` when none of them knows ``target``.
+        """
+        from lucent.graph.type import transfer
+
+        return transfer(self, target)
 
     def __lt__(self, other):
         raise NotImplementedError(
@@ -126,54 +158,78 @@ class Variable(Node):
     def eval(self, inputs_to_values=None, **kwargs):
         """Evaluate this variable given values for the graph inputs it needs.
 
-        The first call for a given set of input variables compiles a function
-        (with ``lucent.function``); later calls with the same input variables
-        reuse it, so only the first call is slow.
+        ``inputs_to_values`` maps Variables (or their names, or auto names)
+        to values; any variable of the graph may be given, not only its
+        inputs. Keyword arguments go to ``lucent.function`` (e.g.
+        ``on_unused_input="ignore"``, ``givens=...``, ``mode=...``). The first
+        call for a given set of variables and keywords compiles a function;
+        later calls reuse it, so only the first call is slow. Keywords that
+        cannot be hashed (a ``givens`` dict) recompile on every call, with a
+        warning.
 
         >>> import lucent.tensor as lt
         >>> x, y = lt.dscalar('x'), lt.dscalar('y')
         >>> float((x + y).eval({x: 16.3, y: 12.1}))
         28.4
         """
+        from lucent.graph.traversal import get_var_by_name
+
         if inputs_to_values is None:
             inputs_to_values = {}
         if not isinstance(inputs_to_values, dict):
             raise TypeError(
-                "eval expects a dict mapping input Variables to values, "
+                "eval expects a dict mapping input Variables (or their names) to values, "
                 f"got {type(inputs_to_values).__name__}"
             )
+        ignore_unused = kwargs.get("on_unused_input", None) in ("ignore", "warn")
         converted = {}
         for var, value in inputs_to_values.items():
             if isinstance(var, str):
-                matches = [
-                    v for v in graph_inputs([self]) if getattr(v, "name", None) == var
-                ]
-                if len(matches) != 1:
+                matches = get_var_by_name([self], var)
+                if not matches:
+                    if ignore_unused:
+                        continue
+                    raise ValueError(f"{var} not found in graph")
+                if len(matches) > 1:
                     raise ValueError(
-                        f"eval got the input name {var!r}, which names "
-                        f"{len(matches)} inputs of this graph; use the Variable itself"
+                        f"Found multiple variables with name {var}; use the Variable itself"
                     )
                 var = matches[0]
+            elif not isinstance(var, Variable):
+                raise TypeError(
+                    f"eval keys must be Variables or their names, got {var!r}"
+                )
             converted[var] = value
+        if not hasattr(self, "_fn_cache"):
+            self._fn_cache = {}
         inputs = tuple(sorted(converted, key=id))
-        key = (inputs, tuple(sorted(kwargs.items())))
-        fn = self._fn_cache.get(key)
+        key = (inputs, tuple(kwargs.items()))
+        try:
+            fn = self._fn_cache[key]
+        except (KeyError, TypeError):
+            fn = None
         if fn is None:
             if _function_builder is None:  # pragma: no cover - lucent always sets it
                 raise RuntimeError("lucent.compile is not loaded; import lucent first")
             fn = _function_builder(list(inputs), self, **kwargs)
-            self._fn_cache[key] = fn
+            try:
+                self._fn_cache[key] = fn
+            except TypeError as exc:
+                warnings.warn(
+                    "Keyword arguments could not be used to create a cache key for the "
+                    "compiled function of this variable; it will be compiled again on every "
+                    f"eval call with these keywords (make them hashable, e.g. givens as a "
+                    f"tuple of pairs).\n{exc}",
+                    UserWarning,
+                    stacklevel=2,
+                )
         return fn(*[converted[v] for v in inputs])
 
     def __getstate__(self):
+        # Compiled functions are a cache, not part of the graph.
         state = self.__dict__.copy()
-        state["_fn_cache"] = {}
+        state.pop("_fn_cache", None)
         return state
-
-    def dprint(self, **kwargs):
-        from lucent.printing import debugprint
-
-        return debugprint(self, **kwargs)
 
     def _repr_html_(self):
         """A drawing of the graph that computes this variable, for notebooks.
@@ -186,44 +242,15 @@ class Variable(Node):
         return graph_html(self)
 
 
-class Apply(Node):
-    """One application of an ``Op`` to input variables, producing outputs.
+class AbstractApply(Node):
+    """What every application node offers for *reading*: ``op``, ``inputs``, ``outputs``.
 
-    An Apply owns its outputs: each output variable's ``owner`` is the Apply
-    and its ``index`` its position. Creating an Apply records where in the
-    user's code it was made (``tag.trace``), which DebugMode reports.
+    Two kinds of node share it: the ordinary, editable :class:`Apply` and the
+    immutable, interned :class:`FrozenApply` of frozen graphs. Code that only
+    reads structure accepts ``AbstractApply``; code that edits or clones a
+    node tests ``isinstance(node, Apply)``, so a frozen node can never be
+    changed by accident.
     """
-
-    def __init__(self, op, inputs: Sequence[Variable], outputs: Sequence[Variable]):
-        self.op = op
-        self.inputs = []
-        self.tag = Scratchpad()
-        if not isinstance(inputs, (list, tuple)):
-            raise TypeError("The inputs of an Apply must be a list or tuple")
-        if not isinstance(outputs, (list, tuple)):
-            raise TypeError("The outputs of an Apply must be a list or tuple")
-        for inp in inputs:
-            if not isinstance(inp, Variable):
-                raise TypeError(
-                    f"The 'inputs' argument to Apply must contain Variable instances, not {inp!r}"
-                )
-            self.inputs.append(inp)
-        self.outputs = []
-        for i, out in enumerate(outputs):
-            if not isinstance(out, Variable):
-                raise TypeError(
-                    f"The 'outputs' argument to Apply must contain Variable instances, not {out!r}"
-                )
-            if out.owner is None:
-                out.owner = self
-                out.index = i
-            elif out.owner is not self or out.index != i:
-                raise ValueError(
-                    "All output variables passed to Apply must belong to it "
-                    "(they already have another owner)."
-                )
-            self.outputs.append(out)
-        add_tag_trace(self)
 
     def get_parents(self):
         return list(self.inputs)
@@ -266,8 +293,52 @@ class Apply(Node):
     def __repr__(self):
         return str(self)
 
+
+class Apply(AbstractApply):
+    """One application of an ``Op`` to input variables, producing outputs.
+
+    An Apply owns its outputs: each output variable's ``owner`` is the Apply
+    and its ``index`` its position. Creating an Apply records where in the
+    user's code it was made (``tag.trace``), which DebugMode reports.
+    """
+
+    def __init__(self, op, inputs: Sequence[Variable], outputs: Sequence[Variable]):
+        self.op = op
+        self.inputs = []
+        self.tag = Scratchpad()
+        if not isinstance(inputs, (list, tuple)):
+            raise TypeError("The inputs of an Apply must be a list or tuple")
+        if not isinstance(outputs, (list, tuple)):
+            raise TypeError("The outputs of an Apply must be a list or tuple")
+        for inp in inputs:
+            if not isinstance(inp, Variable):
+                raise TypeError(
+                    f"The 'inputs' argument to Apply must contain Variable instances, not {inp!r}"
+                )
+            self.inputs.append(inp)
+        self.outputs = []
+        for i, out in enumerate(outputs):
+            if not isinstance(out, Variable):
+                raise TypeError(
+                    f"The 'outputs' argument to Apply must contain Variable instances, not {out!r}"
+                )
+            if out.owner is None:
+                out.owner = self
+                out.index = i
+            elif out.owner is not self or out.index != i:
+                raise ValueError(
+                    "All output variables passed to Apply must belong to it "
+                    "(they already have another owner)."
+                )
+            self.outputs.append(out)
+        add_tag_trace(self)
+
     def clone(self, clone_inner_graph=False):
-        """A new Apply with the same op and inputs and fresh (cloned) outputs."""
+        """A new Apply with the same op and inputs and fresh (cloned) outputs.
+
+        The op is shared, never copied: ops (inner-graph ops included) are
+        immutable values.
+        """
         cp = self.__class__(
             self.op, list(self.inputs), [output.clone() for output in self.outputs]
         )
@@ -277,23 +348,35 @@ class Apply(Node):
     def clone_with_new_inputs(self, inputs, strict=True, clone_inner_graph=False):
         """A new Apply of the same op on ``inputs``.
 
-        With ``strict=True`` the inputs must have the same types as before
-        (after ``filter_variable``, which may insert a ``SpecifyShape``), and the
-        outputs are clones of the old ones. With ``strict=False`` the op's
-        ``make_node`` is called again, so output types may change.
+        With ``strict=True`` each new input is first converted to the old
+        input's type (``filter_variable``; a more specific type is kept, a
+        less specific one is narrowed, e.g. with a ``SpecifyShape``). When a
+        converted input's type differs from the old one the op's
+        ``make_node`` is called again so the outputs get the more specific
+        types; otherwise the outputs are clones of the old ones. With
+        ``strict=False`` any type change re-makes the node, so output types
+        follow the new inputs. Ops whose output type depends on input
+        *values* (``_output_type_depends_on_input_value``) are always re-made.
         """
+        if not isinstance(inputs, (list, tuple)):
+            raise TypeError(f"clone_with_new_inputs expects a list of inputs, got {inputs!r}")
         if len(inputs) != len(self.inputs):
             raise ValueError(
                 f"{self.op} takes {len(self.inputs)} inputs, got {len(inputs)}"
             )
         remake_node = False
         new_inputs = list(inputs)
+        value_dependent = getattr(self.op, "_output_type_depends_on_input_value", False)
         for i, (curr, new) in enumerate(zip(self.inputs, new_inputs)):
-            if curr.type != new.type:
+            if curr.type != new.type or value_dependent:
                 if strict:
-                    new_inputs[i] = curr.type.filter_variable(new)
+                    new_inputs[i] = new_i = curr.type.filter_variable(new)
+                    if curr.type != new_i.type:
+                        remake_node = True
                 else:
                     remake_node = True
+        if value_dependent and any(a is not b for a, b in zip(self.inputs, new_inputs)):
+            remake_node = True
         if remake_node:
             new_node = self.op.make_node(*new_inputs)
             new_node.tag = copy_tag(self.tag, new_node.tag)
@@ -303,7 +386,118 @@ class Apply(Node):
         return new_node
 
 
-class Constant(Variable):
+class AtomicVariable(Variable):
+    """A variable with no ancestors that is never an input of a graph.
+
+    Its value (a constant) or its identity (a nominal variable) is known
+    without running anything, so graph walks treat it as a leaf that needs
+    no input value. Equality of meaning is ``equals`` (by ``signature()``),
+    because Variables themselves must stay hashable by identity.
+    """
+
+    def __init__(self, type, name=None, **kwargs):
+        super().__init__(type=type, owner=None, index=None, name=name, **kwargs)
+
+    @abc.abstractmethod
+    def signature(self):
+        """A hashable value identifying what this variable stands for."""
+
+    def merge_signature(self):
+        return self.signature()
+
+    def equals(self, other):
+        """True if ``other`` is of this kind and has the same signature."""
+        return isinstance(other, type(self)) and self.signature() == other.signature()
+
+    @property
+    def owner(self):
+        return None
+
+    @owner.setter
+    def owner(self, value):
+        if value is not None:
+            raise ValueError(f"{type(self).__name__} instances cannot have an owner.")
+
+    @property
+    def index(self):
+        return None
+
+    @index.setter
+    def index(self, value):
+        if value is not None:
+            raise ValueError(f"{type(self).__name__} instances cannot have an index.")
+
+    def clone(self, name=None, **kwargs):
+        if name is None:
+            name = self.name
+        cp = self.__class__(type=self.type, name=name, **kwargs)
+        cp.tag = copy_tag(self.tag, cp.tag)
+        return cp
+
+
+class NominalVariable(AtomicVariable):
+    """A graph input known only by its position and type: ``NominalVariable(0, ttype)``.
+
+    Two nominal variables with the same id and an equal type are the *same
+    object* (they are interned), so two graphs built on nominal inputs can be
+    compared by identity up to the renaming of their inputs (alpha
+    equivalence). Inner graphs of ops use them so that equal inner graphs
+    are recognised as equal. The object is an instance of the type's own
+    variable class too (a ``NominalTensorVariable`` is a ``TensorVariable``).
+    """
+
+    __instances__: dict = {}
+    _classes: dict = {}
+
+    def __new__(cls, id, typ, **kwargs):
+        key = (typ, id)
+        if key not in cls.__instances__:
+            cls.__instances__[key] = super().__new__(_nominal_class(typ.variable_type))
+        return cls.__instances__[key]
+
+    def __init__(self, id, typ, name=None):
+        self.id = id
+        super().__init__(type=typ, name=name)
+
+    def clone(self, name=None, **kwargs):
+        return NominalVariable(self.id, self.type)
+
+    def __eq__(self, other):
+        if self is other:
+            return True
+        return type(self) is type(other) and self.id == other.id and self.type == other.type
+
+    def __hash__(self):
+        return hash((type(self), self.id, self.type))
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.id!r}, {self.type!r})"
+
+    def signature(self):
+        return (self.type, self.id)
+
+
+def _nominal_class(var_type):
+    """``Nominal<VariableClass>``: a NominalVariable that is also a ``var_type``."""
+    klass = NominalVariable._classes.get(var_type)
+    if klass is None:
+
+        def __reduce__(self):
+            return NominalVariable, (self.id, self.type)
+
+        def __str__(self):
+            return self.name if self.name is not None else f"i{self.id}"
+
+        klass = type(
+            f"Nominal{var_type.__name__}",
+            (NominalVariable, var_type),
+            {"__reduce__": __reduce__, "__str__": __str__, "__module__": __name__},
+        )
+        NominalVariable._classes[var_type] = klass
+    return klass
+
+
+class Constant(AtomicVariable):
     """A graph input whose value is fixed when the graph is built.
 
     The data is filtered through the type once and then treated as read-only:
@@ -313,7 +507,7 @@ class Constant(Variable):
     """
 
     def __init__(self, type, data, name=None):
-        super().__init__(type, None, None, name)
+        super().__init__(type, name=name)
         self.data = _make_read_only(type.filter(data))
 
     def get_test_value(self):
@@ -334,15 +528,11 @@ class Constant(Variable):
             name = name[:10] + "..." + name[-10:]
         return f"{type(self).__name__}{{{name}}}"
 
-    def clone(self, name=None):
-        """A new Constant with the same type that shares (does not copy) the data."""
-        if name is None:
-            name = self.name
-        cp = self.__class__.__new__(self.__class__)
-        Variable.__init__(cp, self.type, None, None, name)
-        cp.data = self.data
-        cp.tag = copy_tag(self.tag, cp.tag)
-        return cp
+    def clone(self, name=None, **kwargs):
+        """The constant itself: a constant is a value, so copies would only
+        hide that two graphs use the same one (graph cloning shares constants).
+        """
+        return self
 
     @property
     def owner(self):
@@ -357,6 +547,77 @@ class Constant(Variable):
     def value(self):
         """Read-only access to the constant's data."""
         return self.data
+
+
+class FrozenApply(AbstractApply):
+    """An immutable, interned application node: the building block of frozen graphs.
+
+    ``FrozenApply(op, inputs, output_types)`` returns the *same object* every
+    time it is called with an equal op, the same input objects (constants
+    count as the same when their signatures are equal) and equal output
+    types, so two frozen graphs built from identical computations share
+    their nodes and compare by identity. Its ``inputs`` and ``outputs`` are
+    tuples and it has no ``clone``: it is not an :class:`Apply`, so the
+    editing machinery rejects it; thaw a frozen graph first
+    (``FrozenFunctionGraph.unfreeze``).
+
+    ``topo_idx`` (the node's position in a baked execution order, ``-1`` for
+    none) is part of the identity, so two equal computations at different
+    positions of an order stay distinct nodes.
+    """
+
+    _cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+    def __new__(cls, op, inputs, output_types, topo_idx=-1):
+        inputs = tuple(inputs)
+        output_types = tuple(output_types)
+        for inp in inputs:
+            if not isinstance(inp, Variable):
+                raise TypeError(f"FrozenApply inputs must be Variables, got {inp!r}")
+        # Identity of non-constant inputs is enough (they are interned too);
+        # storing ids keeps strong references out of the cache.
+        key = (
+            op,
+            tuple(i.signature() if isinstance(i, Constant) else id(i) for i in inputs),
+            output_types,
+            topo_idx,
+        )
+        cached = cls._cache.get(key)
+        if cached is not None:
+            return cached
+        node = object.__new__(cls)
+        node.op = op
+        node.topo_idx = topo_idx
+        node.inputs = inputs
+        node.outputs = tuple(
+            t.variable_type(type=t, owner=node, index=i) for i, t in enumerate(output_types)
+        )
+        for out in node.outputs:
+            # Unpickling an output finds the interned node's output again.
+            out.__reduce_ex__ = _frozen_output_reducer(node, out.index)
+        node.tag = Scratchpad()
+        cls._cache[key] = node
+        return node
+
+    def __init__(self, op, inputs, output_types, topo_idx=-1):
+        """Everything is set up (or found) by ``__new__``."""
+
+    def __reduce__(self):
+        return (
+            type(self),
+            (self.op, self.inputs, tuple(o.type for o in self.outputs), self.topo_idx),
+        )
+
+
+def _frozen_output(node, index):
+    return node.outputs[index]
+
+
+def _frozen_output_reducer(node, index):
+    def __reduce_ex__(protocol):
+        return (_frozen_output, (node, index))
+
+    return __reduce_ex__
 
 
 def _make_read_only(data):
@@ -431,10 +692,73 @@ def copy_tag(src_tag, dst_tag):
     return dst_tag
 
 
+def default_node_formatter(node, argstrings):
+    return f"{node.op}({', '.join(argstrings)})"
+
+
+def op_as_string(i, node, leaf_formatter=str, node_formatter=default_node_formatter):
+    """One-line text of ``node`` applied to the subgraphs between ``i`` and its inputs."""
+    return node_formatter(node, as_string(i, node.inputs, leaf_formatter, node_formatter))
+
+
+def as_string(inputs, outputs, leaf_formatter=str, node_formatter=default_node_formatter):
+    """One-line text of each output's computation from ``inputs``: ``["Add(x, Mul(y, z))"]``.
+
+    Variables in ``inputs`` and ownerless variables are printed with
+    ``leaf_formatter``; nodes with ``node_formatter(node, argument_strings)``.
+    A node used more than once is spelt out the first time as ``*n -> ...``
+    and referred to as ``*n`` afterwards (``*n::k`` for its output ``k`` when
+    it has several), so shared subexpressions are visible and the text stays
+    finite.
+    """
+    from lucent.graph.traversal import applys_between, orphans_between
+
+    i = set(inputs)
+    orph = set(orphans_between(i, outputs))
+    multi = []
+    seen = set()
+
+    def note(node):
+        if node in seen:
+            if node not in multi:
+                multi.append(node)
+        else:
+            seen.add(node)
+
+    for out in outputs:
+        note(out.owner)
+    for node in applys_between(i, outputs):
+        for inp in node.inputs:
+            if inp in i or inp in orph or inp.owner is None:
+                continue
+            note(inp.owner)
+    done = set()
+
+    def describe(r):
+        if r.owner is None or r in i or r in orph:
+            return leaf_formatter(r)
+        node = r.owner
+        idx = f"::{node.outputs.index(r)}" if len(node.outputs) > 1 else ""
+        if node in done:
+            return f"*{multi.index(node) + 1}{idx}"
+        done.add(node)
+        text = node_formatter(node, [describe(inp) for inp in node.inputs])
+        if node in multi:
+            return f"*{multi.index(node) + 1} -> {text}"
+        return text
+
+    return [describe(out) for out in outputs]
+
+
 # Graph walks live in ``traversal``; they are re-exported here because older
 # code imports them from ``graph.basic``.
+from lucent.graph.equality import equal_computations  # noqa: E402
 from lucent.graph.traversal import (  # noqa: E402
     ancestors,
+    apply_ancestors,
+    clone_node_and_cache,
+    explicit_graph_inputs,
+    get_var_by_name,
     applys_between,
     clone,
     clone_get_equiv,
@@ -451,8 +775,16 @@ from lucent.graph.traversal import (  # noqa: E402
 __all__ = [
     "Node",
     "Variable",
+    "AbstractApply",
     "Apply",
+    "FrozenApply",
+    "AtomicVariable",
+    "NominalVariable",
     "Constant",
+    "as_string",
+    "op_as_string",
+    "default_node_formatter",
+    "equal_computations",
     "ancestors",
     "applys_between",
     "clone",

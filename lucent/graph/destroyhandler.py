@@ -49,15 +49,22 @@ class DestroyHandler(Feature):
             raise AlreadyThere()
         self.fgraph = fgraph
         fgraph.destroy_handler = self
-        fgraph.validate = self.validate
         fgraph.destroyers = self.destroyers
         if not hasattr(fgraph, "destroyable_inputs"):
             fgraph.destroyable_inputs = set()
+        # ``fgraph.validate()`` runs every feature's ``on_validate``; a graph
+        # that lost its validator gets one, so in-place safety is checked.
+        if "validate" not in getattr(fgraph, "_feature_methods", {}):
+            from lucent.graph.features import Validator
+
+            fgraph.attach_feature(Validator())
 
     def on_detach(self, fgraph):
         del fgraph.destroy_handler
-        del fgraph.validate
         del fgraph.destroyers
+
+    def on_validate(self, fgraph):
+        self.validate(fgraph)
 
     def clone(self):
         return DestroyHandler()

@@ -150,32 +150,110 @@ def toposort(outputs, blockers=None):
     return result
 
 
+def clone_node_and_cache(node, clone_d, **kwargs):
+    """Clone ``node`` on the clones of its inputs found in ``clone_d``; record it there.
+
+    Returns ``None`` (and clones nothing) when every output of ``node``
+    already has a replacement in ``clone_d``: a node whose outputs were all
+    substituted is not needed in the new graph.
+    """
+    if all(out in clone_d for out in node.outputs):
+        return None
+    new_node = node.clone_with_new_inputs([clone_d[i] for i in node.inputs], **kwargs)
+    clone_d[node] = new_node
+    for old, new in zip(node.outputs, new_node.outputs):
+        clone_d.setdefault(old, new)
+    return new_node
+
+
 def clone_get_equiv(
-    inputs, outputs, copy_inputs=True, copy_orphans=True, memo=None, clone_inner_graphs=False
+    inputs, outputs, copy_inputs=True, copy_orphans=True, memo=None,
+    clone_inner_graphs=False, **kwargs,
 ):
-    """Clone the graph between ``inputs`` and ``outputs``; return the old->new map."""
+    """Clone the graph between ``inputs`` and ``outputs``; return the old->new map.
+
+    ``memo`` may be pre-filled with replacements (``{old_var: new_var}``):
+    those are used instead of cloning, and nodes whose outputs are all
+    replaced are skipped. The given dict is filled in place and returned.
+    ``copy_inputs`` clones the inputs, ``copy_orphans`` the other ownerless
+    variables; constants are never cloned (they are values, so sharing them
+    is safe and lets merging see equal constants). ``kwargs`` go to each
+    node's ``clone_with_new_inputs`` (e.g. ``strict=False``).
+    """
+    from lucent.graph.basic import Constant
+
     if memo is None:
         memo = {}
     for inp in inputs:
-        if inp not in memo:
-            memo[inp] = inp.clone() if copy_inputs else inp
+        if copy_inputs and not isinstance(inp, Constant):
+            cpy = inp.clone()
+            cpy.owner = None
+            cpy.index = None
+            memo.setdefault(inp, cpy)
+        else:
+            memo.setdefault(inp, inp)
     for apply in io_toposort(inputs, outputs):
         for inp in apply.inputs:
             if inp not in memo:
-                memo[inp] = inp.clone() if copy_orphans else inp
-        new_apply = apply.clone_with_new_inputs([memo[i] for i in apply.inputs])
-        memo.setdefault(apply, new_apply)
-        for out, new_out in zip(apply.outputs, new_apply.outputs):
-            memo.setdefault(out, new_out)
+                if copy_orphans and not isinstance(inp, Constant):
+                    memo[inp] = inp.clone()
+                else:
+                    memo[inp] = inp
+        clone_node_and_cache(apply, memo, **kwargs)
     for out in outputs:
         if out not in memo:
-            memo[out] = out.clone() if copy_orphans else out
+            memo[out] = out.clone()
     return memo
 
 
-def clone(inputs, outputs, copy_inputs=True, copy_orphans=None):
-    """Copy the graph between ``inputs`` and ``outputs``; return new inputs and outputs."""
+def clone(inputs, outputs, copy_inputs=True, copy_orphans=None, clone_inner_graphs=False):
+    """Copy the graph between ``inputs`` and ``outputs``; return new inputs and outputs.
+
+    Constants are shared, not copied; ``copy_orphans`` (default: like
+    ``copy_inputs``) decides whether other ownerless variables are copied.
+    """
     if copy_orphans is None:
         copy_orphans = copy_inputs
     equiv = clone_get_equiv(inputs, outputs, copy_inputs, copy_orphans)
     return [equiv[i] for i in inputs], [equiv[o] for o in outputs]
+
+
+def apply_ancestors(graphs, blockers=None):
+    """The Apply nodes that ``graphs`` depend on, each once, depth first from the outputs."""
+    seen = set()
+    for var in ancestors(graphs, blockers):
+        node = var.owner
+        if node is not None and node not in seen:
+            seen.add(node)
+            yield node
+
+
+def get_var_by_name(graphs, target_var_id):
+    """The variables of ``graphs`` whose ``name`` (or ``auto_name``) is ``target_var_id``.
+
+    Inner graphs of ops (``HasInnerGraph``) are searched too. Returns a tuple.
+    """
+
+    def expand(r):
+        node = r.owner
+        if node is None:
+            return None
+        inner = getattr(node.op, "inner_outputs", None) if hasattr(node.op, "fgraph") else None
+        if inner is not None:
+            return list(node.inputs) + list(inner)
+        return node.inputs
+
+    return tuple(
+        var
+        for var in walk(list(graphs), expand)
+        if target_var_id == var.name or target_var_id == getattr(var, "auto_name", None)
+    )
+
+
+def explicit_graph_inputs(graph):
+    """The inputs of ``graph`` that need a value: ownerless and not constant (nor nominal)."""
+    from lucent.graph.basic import AtomicVariable
+
+    if not isinstance(graph, (list, tuple)) and hasattr(graph, "owner"):
+        graph = [graph]
+    return (v for v in graph_inputs(graph) if not isinstance(v, AtomicVariable))

@@ -28,6 +28,15 @@ Casting rules of ``filter(data, strict=False, allow_downcast=None)``:
 
 Only ``filter`` has no default; every other method of the contract has a
 sensible one here.
+
+The contract is split as the Type specification describes: ``PureType``
+holds the Python side above, ``CLinkerType`` the C-code hooks (which lucent
+never calls: it compiles with Numba), and ``Type`` combines both, so a
+user's Type written against either interface works. ``SingletonType`` is
+for types with exactly one member (all its instances are equal).
+
+Devices: ``register_transfer(fn)`` adds a way to move a variable to a
+*target* (``var.transfer("cpu")``); see :func:`transfer`.
 """
 
 from __future__ import annotations
@@ -35,11 +44,17 @@ from __future__ import annotations
 from typing import Any
 
 from lucent.graph.basic import Constant, Variable
+from lucent.graph.c_interface import CLinkerType
 from lucent.graph.utils import MethodNotDefined
 
 
-class Type:
-    """Interface specification for the types of variables (see module docstring)."""
+class PureType:
+    """The Python part of the Type contract (see module docstring).
+
+    A PureType makes variables of itself, filters run-time values, compares
+    types and values, and measures values; everything a Python or Numba
+    linker needs, and nothing about C code.
+    """
 
     #: The Variable subclass made by ``make_variable``.
     variable_type = Variable
@@ -135,13 +150,21 @@ class Type:
         )
 
     def convert_variable(self, var):
-        """Return a variable of this type equivalent to ``var``, or ``None``.
+        """Return a variable compatible with both ``self`` and ``var.type``, or ``None``.
 
-        Conversion is allowed only when every valid value of ``self`` is a
-        valid value of ``var.type``; the default converts only equal types.
+        When ``var.type`` is at least as specific as ``self`` (``self.is_super(
+        var.type)``), ``var`` itself is returned. When it is *less* specific,
+        a conversion that narrows it is needed; the default cannot know how,
+        so it raises ``NotImplementedError`` (types such as ``TensorType``
+        narrow with a ``SpecifyShape``). Unrelated types give ``None``.
         """
         if self.is_super(var.type):
             return var
+        if var.type.is_super(self):
+            raise NotImplementedError(
+                f"{type(self).__name__} cannot narrow a variable of the more general type "
+                f"{var.type} to {self}; override convert_variable to do it"
+            )
         return None
 
     def make_variable(self, name=None):
@@ -161,6 +184,70 @@ class Type:
 
     def __ne__(self, other):
         return not self == other
+
+
+class Type(PureType, CLinkerType):
+    """Interface specification for the types of variables: ``PureType`` + ``CLinkerType``.
+
+    Subclass this to define a type; only ``filter`` must be written. The C
+    hooks inherited from ``CLinkerType`` raise ``MethodNotDefined`` unless
+    overridden, and lucent never calls them.
+    """
+
+
+class SingletonType(Type):
+    """A Type with a single member: every instance of a subclass is equal.
+
+    Subclasses get ``__eq__``, ``__hash__`` and ``__str__`` (the class name)
+    for free, so ``MyType() == MyType()`` holds without writing them, which
+    graph merging and DebugMode's type comparisons rely on.
+    """
+
+    def __eq__(self, other):
+        return self is other or type(self) is type(other)
+
+    def __hash__(self):
+        return hash(type(self))
+
+    def __str__(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return type(self).__name__
+
+
+_transfer_functions: list = []
+
+
+def register_transfer(fn):
+    """Add ``fn(variable, target)`` to the ways of moving a variable to a device.
+
+    ``fn`` returns the transferred variable (possibly ``variable`` itself
+    when nothing needs to move) or ``None`` when it does not handle
+    ``target``. Functions registered later are asked first, so a plugin can
+    override a built-in target. Returns ``fn`` (usable as a decorator).
+    """
+    if not callable(fn):
+        raise TypeError(f"register_transfer expects a function (variable, target), got {fn!r}")
+    _transfer_functions.append(fn)
+    return fn
+
+
+def transfer(var, target):
+    """``var`` moved to the device ``target`` by the first registered function that can.
+
+    lucent's tensor layer registers ``"cpu"`` (lucent runs on the CPU, so a
+    tensor is returned as it is). Raises ``ValueError`` naming the target
+    when no registered function handles it.
+    """
+    for fn in reversed(_transfer_functions):
+        res = fn(var, target)
+        if res is not None:
+            return res
+    raise ValueError(
+        f"Can't transfer {var} (type {var.type}) to target {target!r}: no function registered "
+        "with register_transfer handles it"
+    )
 
 
 class Props:
@@ -189,4 +276,6 @@ class DataType(Props, Type):
     """Base of simple value types whose identity is the class and its props."""
 
 
-__all__ = ["Type", "Props", "DataType"]
+__all__ = [
+    "PureType", "Type", "SingletonType", "Props", "DataType", "register_transfer", "transfer",
+]

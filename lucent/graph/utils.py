@@ -133,3 +133,14 @@ def difference(seq1, seq2):
 
 def stack_summary():
     return traceback.format_stack()
+
+
+def __getattr__(name):
+    # The graph errors live with FunctionGraph (lucent.graph.fg), which imports
+    # this module through lucent.graph.basic; they are also reachable here, at
+    # the path PyTensor code imports them from, without an import cycle.
+    if name in ("MissingInputError", "InconsistencyError"):
+        from lucent.graph import fg
+
+        return getattr(fg, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -158,12 +158,13 @@ def test_constant_array_data_is_read_only_but_callers_array_is_untouched():
     assert np.shares_memory(a, c.data)  # no copy was made
 
 
-def test_constant_clone_shares_data():
+def test_constant_clone_is_the_constant_itself():
     ttype = TensorType("float64", (None,))
     c = Constant(ttype, np.arange(3.0), name="c")
-    cc = c.clone()
-    assert cc is not c and cc.data is c.data and cc.name == "c"
-    assert type(cc) is type(c) and cc.owner is None
+    assert c.clone() is c
+    x = ttype("x")
+    ins, outs = clone([c, x], [c])
+    assert ins[0] is c and outs[0] is c and ins[1] is not x
 
 
 def test_constant_equals_and_signature():
@@ -265,3 +266,136 @@ def test_variable_repr_html_falls_back_to_dprint_without_dot(monkeypatch, tmp_pa
     y = lt.exp(lt.dvector("x"))
     page = y._repr_html_()
     assert "<svg" not in page and "<pre>" in page and "Exp [id A]" in page
+
+
+# --- node kinds: atomic, nominal and frozen ----------------------------------------------
+from lucent.graph.basic import (  # noqa: E402
+    AbstractApply,
+    AtomicVariable,
+    FrozenApply,
+    NominalVariable,
+    as_string,
+    clone_get_equiv,
+)
+
+
+def test_nominal_variables_are_interned_by_id_and_type():
+    t1 = MyType("a")
+    n = NominalVariable(0, t1)
+    assert n is NominalVariable(0, MyType("a"))
+    assert n is not NominalVariable(1, t1) and n is not NominalVariable(0, MyType("b"))
+    assert isinstance(n, AtomicVariable) and n.owner is None and n.index is None
+    assert n.signature() == (t1, 0) and n.equals(NominalVariable(0, t1))
+    assert pickle.loads(pickle.dumps(n)) is n and n.clone() is n
+    assert repr(NominalVariable(2, t1)) == f"NominalVariable(2, {t1!r})"
+    with pytest.raises(ValueError):
+        n.owner = AddOp().make_node(MyType()(), MyType()())
+
+
+def test_nominal_variable_is_also_of_the_types_variable_class():
+    from lucent.tensor.variable import TensorVariable
+
+    tt = TensorType("float64", (None, 3))
+    n = NominalVariable(0, tt)
+    assert isinstance(n, TensorVariable) and n.ndim == 2 and n.type.shape == (None, 3)
+    assert type(NominalVariable(1, tt)) is type(n)  # one class per variable class
+
+
+def test_frozen_apply_is_interned_and_read_only():
+    t1 = MyType()
+    a, b = NominalVariable(0, t1), NominalVariable(1, t1)
+    op = AddOp()
+    fa = FrozenApply(op, (a, b), (t1,))
+    assert fa is FrozenApply(op, (a, b), (t1,))
+    assert fa is not FrozenApply(op, (b, a), (t1,))
+    assert fa is not FrozenApply(op, (a, b), (t1,), topo_idx=3)
+    assert isinstance(fa, AbstractApply) and not isinstance(fa, Apply)
+    assert isinstance(fa.inputs, tuple) and fa.outputs[0].owner is fa
+    assert not hasattr(fa, "clone_with_new_inputs")
+    # equal constants make the same node
+    c1, c2 = Constant(t1, 3), Constant(t1, 3)
+    assert FrozenApply(op, (a, c1), (t1,)) is FrozenApply(op, (a, c2), (t1,))
+    with pytest.raises(TypeError, match="Variables"):
+        FrozenApply(op, (a, 3), (t1,))
+
+
+def test_frozen_apply_round_trips_through_pickle():
+    t1 = MyType()
+    a = NominalVariable(0, t1)
+    fa = FrozenApply(AddOp(), (a, a), (t1,))
+    out = pickle.loads(pickle.dumps(fa.outputs[0]))
+    assert out is fa.outputs[0]
+
+
+def test_as_string_marks_shared_nodes():
+    x, y = MyType()("x"), MyType()("y")
+    s = AddOp()(x, y)
+    twice = AddOp()(s, s)
+    assert as_string([x, y], [twice]) == ["AddOp(*1 -> AddOp(x, y), *1)"]
+    assert as_string([s], [twice]) == [f"AddOp({s}, {s})"]
+    assert as_string([x, y], [s], leaf_formatter=lambda v: v.name.upper()) == ["AddOp(X, Y)"]
+
+
+def test_apply_dprint_is_debugprint():
+    from lucent.printing import debugprint
+
+    x, y = MyType()("x"), MyType()("y")
+    out = AddOp()(x, y)
+    assert out.owner.dprint(file="str") == debugprint(out.owner, file="str")
+
+
+def test_clone_get_equiv_memo_skips_replaced_nodes():
+    x, y, z = MyType()("x"), MyType()("y"), MyType()("z")
+    s = AddOp()(x, y)
+    out = AddOp()(s, x)
+    memo = {s: z}
+    assert clone_get_equiv([x, y], [out], False, False, memo=memo) is memo
+    assert s.owner not in memo and memo[out].owner.inputs == [z, x]
+
+
+def test_clone_with_new_inputs_remakes_for_narrower_types():
+    import lucent.tensor as lt
+
+    x = lt.tensor(dtype="float64", shape=(None,))
+    x1 = lt.tensor(dtype="float64", shape=(1,))
+    y = lt.tensor(dtype="float64", shape=(1,))
+    node = lt.add(x, y).owner.clone_with_new_inputs([x1, y])
+    assert node.outputs[0].type.shape == (1,)
+    # a wider input is narrowed under strict=True: no information is lost
+    node = lt.add(x1, y).owner.clone_with_new_inputs([x, y], strict=True)
+    assert node.outputs[0].type.shape == (1,) and node.inputs[0].type.shape == (1,)
+
+
+def test_eval_with_names_and_keywords():
+    import warnings
+
+    import lucent.tensor as lt
+
+    x, y = lt.dscalars("x", "y")
+    w = 2 * (x + y)
+    assert w.eval({"x": 1.0, y: 2.0}) == 6.0
+    assert w.eval({w.owner.inputs[1]: 3.0}) == 6.0  # an intermediate variable as input
+    assert (x + 1).eval({"x": 1.0, "y": 2.0}, on_unused_input="ignore") == 2.0
+    with pytest.raises(ValueError, match="o not found in graph"):
+        w.eval({"o": 1.0})
+    e = lt.dscalar("e")
+    t = e + 1
+    t.name = "e"
+    with pytest.raises(ValueError, match="Found multiple variables with name e"):
+        t.eval({"e": 1.0})
+    with pytest.raises(TypeError, match="Variables or their names"):
+        w.eval({3: 1.0})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert w.eval({x: 1.0}, givens={y: lt.constant(2.0, dtype="float64")}) == 6.0
+    assert any("cache key" in str(m.message) for m in caught)
+    assert w.eval({x: 1.0}, givens=((y, lt.constant(2.0, dtype="float64")),)) == 6.0
+    assert hasattr(w, "_fn_cache")
+    assert not hasattr(pickle.loads(pickle.dumps(w)), "_fn_cache")
+
+
+def test_owner_op_helpers():
+    x, y = MyType()("x"), MyType()("y")
+    out = AddOp()(x, y)
+    assert out.owner_op == AddOp() and x.owner_op is None
+    assert out.owner_op_and_inputs == (AddOp(), x, y) and x.owner_op_and_inputs == (None,)

@@ -277,3 +277,188 @@ def test_repr_html_never_raises(monkeypatch):
     x = t("x")
     page = FunctionGraph([x], [f(x)], clone=False)._repr_html_()
     assert "<pre>" in page and "layout exploded" in page
+
+
+# --- construction options, provided methods and transactions --------------------------------
+from lucent.graph.basic import NominalVariable  # noqa: E402
+from lucent.graph.features import (  # noqa: E402
+    History,
+    ReplaceValidate,
+    ReplacementDidNotRemoveError,
+    Validator,
+)
+from lucent.graph.fg import FrozenFunctionGraph, InconsistencyError  # noqa: E402
+
+
+def test_memo_and_copy_inputs_go_to_cloning():
+    x = t("x")
+    out = f(g(x))
+    memo = {}
+    fg = FunctionGraph([x], [out], memo=memo)
+    assert memo[x] is fg.inputs[0] and memo[out] is fg.outputs[0]
+    fg = FunctionGraph([x], [out], copy_inputs=False)
+    assert fg.inputs[0] is x and fg.outputs[0] is not out
+    y = t("y")
+    fg = FunctionGraph([x, y], [out], memo={out.owner.inputs[0]: y}, copy_inputs=False)
+    assert fg.outputs[0].owner.inputs[0] is y
+    with pytest.raises(MissingInputError):  # a replacement is not an input by itself
+        FunctionGraph([x], [out], memo={out.owner.inputs[0]: t("z")}, copy_inputs=False)
+
+
+def test_default_inputs_skip_nominal_variables():
+    n = NominalVariable(0, t)
+    x = t("x")
+    fg = FunctionGraph(outputs=[f(n, x)], clone=False)
+    assert fg.inputs == [x]
+
+
+def test_every_graph_has_replace_validate():
+    x = t("x")
+    fg = FunctionGraph([x], [f(g(x))], clone=False)
+    assert any(isinstance(ft, ReplaceValidate) for ft in fg._features)
+    for name in ("replace_validate", "replace_all_validate", "validate", "checkpoint", "revert"):
+        assert callable(getattr(fg, name))
+    with pytest.raises(AttributeError, match="no_such_method"):
+        fg.no_such_method
+    fg.attach_feature(ReplaceValidate())  # a second one is refused quietly
+    assert sum(isinstance(ft, ReplaceValidate) for ft in fg._features) == 1
+
+
+class VetoH(Feature):
+    def on_validate(self, fgraph):
+        if any(n.op == h for n in fgraph.apply_nodes):
+            raise InconsistencyError("h is not allowed")
+
+
+def test_replace_all_validate_is_a_transaction():
+    x = t("x")
+    fg = FunctionGraph([x], [f(g(x))], clone=False)
+    fg.attach_feature(VetoH())
+    gx = fg.outputs[0].owner.inputs[0]
+    before = list(fg.outputs)
+    with pytest.raises(InconsistencyError):
+        fg.replace_all_validate([(gx, h(x))], reason="try h")
+    assert fg.outputs == before and fg.outputs[0].owner.inputs[0] is gx
+    fg.check_integrity()
+    assert fg.consistent()
+    fg.replace_validate(gx, f(x), reason="fine")
+    assert fg.outputs[0].owner.inputs[0].owner.op == f
+
+
+def test_checkpoint_and_revert():
+    x = t("x")
+    fg = FunctionGraph([x], [f(g(x))], clone=False)
+    out = fg.outputs[0]
+    chk = fg.checkpoint()
+    fg.replace(out, h(x))
+    assert fg.outputs[0].owner.op == h
+    fg.revert(chk)
+    assert fg.outputs[0] is out
+    fg.check_integrity()
+    chk1 = fg.checkpoint()
+    fg.checkpoint()
+    with pytest.raises(ValueError, match="latest checkpoint"):
+        fg.revert(chk1)
+
+
+def test_replace_all_validate_remove():
+    x = t("x")
+    gx = g(x)
+    fg = FunctionGraph([x], [f(gx), gx], clone=False)
+    with pytest.warns(UserWarning, match="did not remove"):
+        with pytest.raises(ReplacementDidNotRemoveError):
+            fg.replace_all_validate_remove([(fg.outputs[0], h(x))], remove=[gx.owner])
+    assert fg.outputs[0].owner.op == f
+
+
+def test_removed_feature_takes_its_methods_away():
+    x = t("x")
+    fg = FunctionGraph([x], [f(x)], clone=False)
+    rv = [ft for ft in fg._features if isinstance(ft, ReplaceValidate)][0]
+    fg.remove_feature(rv)
+    assert not hasattr(fg, "replace_validate")
+    fg.attach_feature(History())
+    fg.attach_feature(Validator())
+    assert fg.validate() and callable(fg.checkpoint)
+
+
+def test_pickled_graph_keeps_its_provided_methods():
+    import pickle
+
+    x = t("x")
+    fg = FunctionGraph([x], [f(g(x))])
+    fg.replace(fg.outputs[0], h(fg.inputs[0]), reason=lambda: None)  # an unpicklable reason
+    fg2 = pickle.loads(pickle.dumps(fg))
+    assert fg2.validate() and fg2.outputs[0].owner.op == h
+
+
+def test_frozen_function_graph_equality_and_thawing():
+    x, y = t("x"), t("y")
+    fz1 = FrozenFunctionGraph.from_io([x, y], [f(x, g(y))])
+    a, b = t("a"), t("b")
+    fz2 = FunctionGraph([a, b], [f(a, g(b))]).freeze()
+    assert fz1 == fz2 and hash(fz1) == hash(fz2)
+    assert fz1 != FrozenFunctionGraph.from_io([x, y], [f(g(y), x)])
+    assert len(fz1.toposort()) == 2 and len(fz1.apply_nodes) == 2
+    assert fz1.clients[fz1.outputs[0]] == [("output", 0)]
+    thawed = fz1.unfreeze()
+    assert isinstance(thawed, FunctionGraph)
+    assert [n.op for n in thawed.toposort()] == [g, f]
+    (out,) = fz1.bind([a, b])
+    assert out.owner.op == f and out.owner.inputs[0] is a
+    with pytest.raises(ValueError, match="Orphan"):
+        FrozenFunctionGraph.from_io([x], [f(x, y)])
+
+
+def test_remove_node_takes_dependents_and_orphans_with_it():
+    x, y = t("x"), t("y")
+    gx = g(x)
+    out0, out1 = f(gx, y), h(y)
+    fg = FunctionGraph([x, y], [out0, out1, gx], clone=False)
+    fg.remove_node(gx.owner, reason="test")
+    fg.check_integrity()
+    assert fg.outputs == [out1] and fg.clients[out1] == [("output", 0)]
+    assert gx.owner.tag.removed_by == ["test"]
+    assert out0.owner not in fg.apply_nodes and x in fg.inputs
+
+
+def test_remove_output_renumbers_and_prunes():
+    x = t("x")
+    a, b = g(x), h(x)
+    fg = FunctionGraph([x], [a, b, a], clone=False)
+    fg.remove_output(0)
+    fg.check_integrity()
+    assert fg.outputs == [b, a] and ("output", 1) in fg.clients[a]
+    fg.remove_output(1)
+    assert fg.outputs == [b] and a.owner not in fg.apply_nodes
+    with pytest.raises(IndexError, match="no output 3"):
+        fg.remove_output(3)
+
+
+def test_remove_input_removes_what_needs_it():
+    x, y = t("x"), t("y")
+    out0, out1 = f(x), g(y)
+    fg = FunctionGraph([x, y], [out0, out1], clone=False)
+    fg.remove_input(1)
+    fg.check_integrity()
+    assert fg.inputs == [x] and fg.outputs == [out0] and y not in fg.variables
+
+
+def test_importing_a_null_type_variable_says_why():
+    from lucent.graph.null_type import NullType
+
+    bad = NullType("the gradient of round is undefined")()
+    with pytest.raises(TypeError, match="round is undefined"):
+        FunctionGraph([], [f(bad)], clone=False)
+
+
+def test_frozen_graph_from_intermediate_inputs():
+    x, y = t("x"), t("y")
+    inner = g(x)
+    out = f(g(x), y)  # a separate but equal g(x)
+    fz = FrozenFunctionGraph.from_structural_inputs([inner, y], [out])
+    assert len(fz.inputs) == 2 and [n.op for n in fz.toposort()] == [f]
+    (new_out,) = fz.bind([x, y])
+    assert new_out.owner.op == f and new_out.owner.inputs == [x, y]
+    with pytest.raises(ValueError):
+        FrozenFunctionGraph.from_structural_inputs([inner], [out])  # y is not given

@@ -99,12 +99,22 @@ def test_clone_get_equiv():
     equiv = clone_get_equiv([x, y], [out])
     assert equiv[x] is not x and equiv[out] is not out
     assert equiv[out].owner.inputs[0] is equiv[a]
-    assert equiv[c] is not c and equiv[c].data == 1
+    assert equiv[c] is c  # constants are values: shared, never copied
     equiv2 = clone_get_equiv([x, y], [out], copy_inputs=False, copy_orphans=False)
     assert equiv2[x] is x and equiv2[c] is c and equiv2[out] is not out
     (x2, y2), (out2,) = clone([x, y], [out])
     ins = graph_inputs([out2])
-    assert ins[0] is x2 and ins[2] is y2 and ins[1] is not c and ins[1].data == 1
+    assert ins[0] is x2 and ins[2] is y2 and ins[1] is c
+
+
+def test_clone_get_equiv_uses_and_fills_memo():
+    x, y, c, a, b, out = diamond()
+    z = a.type("z")
+    memo = {a: z}
+    result = clone_get_equiv([x, y], [out], copy_inputs=False, copy_orphans=False, memo=memo)
+    assert result is memo and memo[a] is z
+    assert a.owner not in memo  # every output replaced: the node is not cloned
+    assert memo[out].owner.inputs[0] is z
 
 
 def test_deep_chain_has_no_recursion_error():

@@ -75,9 +75,13 @@ class NodeRewriter(Rewriter):
     def transform(self, fgraph, node):
         raise NotImplementedError()
 
-    def apply_to(self, fgraph, node):
-        """Transform ``node`` and make the replacements; True if the graph changed."""
-        return _transform_and_replace(fgraph, self, node)
+    def apply_to(self, fgraph, node, failure_callback=None):
+        """Transform ``node`` and make the replacements; True if the graph changed.
+
+        A failure goes to ``failure_callback(exc, walker, pairs, rewriter,
+        node)`` when given, else it follows ``config.on_opt_error``.
+        """
+        return _transform_and_replace(fgraph, self, node, failure_callback)
 
 
 class FromFunctionNodeRewriter(NodeRewriter):
@@ -175,6 +179,9 @@ def replace_validated(fgraph, pairs, reason):
         checked.append((old, new))
     if not checked:
         return False
+    # The graph's ReplaceValidate feature records the changes since this
+    # checkpoint, which also keeps its record from growing across rewrites.
+    chk = fgraph.checkpoint() if "checkpoint" in getattr(fgraph, "_feature_methods", {}) else None
     done = []  # (node, index, previous variable)
     try:
         for old, new in checked:
@@ -193,21 +200,33 @@ def replace_validated(fgraph, pairs, reason):
             except Exception:  # pragma: no cover - best effort
                 pass
         raise
+    finally:
+        if chk is not None:
+            fgraph.checkpoint()
     return True
 
 
-def apply_node_rewriter(fgraph, rewriter, node):
+def apply_node_rewriter(fgraph, rewriter, node, failure_callback=None):
     """Run one node rewriter on ``node``; return True if the graph changed."""
     if node not in fgraph.apply_nodes:
         return False
-    return rewriter.apply_to(fgraph, node)
+    if failure_callback is None:
+        return rewriter.apply_to(fgraph, node)
+    return rewriter.apply_to(fgraph, node, failure_callback=failure_callback)
 
 
-def _transform_and_replace(fgraph, rewriter, node):
+def _failed(rewriter, node, exc, failure_callback, pairs=()):
+    if failure_callback is not None:
+        failure_callback(exc, None, list(pairs), rewriter, node)
+    else:
+        _on_error(rewriter, node, exc)
+
+
+def _transform_and_replace(fgraph, rewriter, node, failure_callback=None):
     try:
         result = rewriter.transform(fgraph, node)
     except Exception as exc:  # a failing rewrite must not break compilation
-        _on_error(rewriter, node, exc)
+        _failed(rewriter, node, exc, failure_callback)
         return False
     if result is False or result is None:
         return False
@@ -230,36 +249,102 @@ def _transform_and_replace(fgraph, rewriter, node):
         pairs = [(o, n) for o, n in zip(node.outputs, result) if n is not None]
     try:
         return replace_validated(fgraph, pairs, reason=rewriter)
-    except InconsistencyError:
+    except InconsistencyError as exc:
+        if failure_callback is not None:
+            failure_callback(exc, None, pairs, rewriter, node)
         return False
     except Exception as exc:
-        _on_error(rewriter, node, exc)
+        _failed(rewriter, node, exc, failure_callback, pairs)
         return False
 
 
 class WalkingGraphRewriter(GraphRewriter):
-    """Applies a node rewriter to every node, in topological order or its reverse."""
+    """Applies a node rewriter to every node, walking the graph in one direction.
 
-    def __init__(self, node_rewriter, order="in_to_out", ignore_newtrees=False, name=None):
-        if order not in ("in_to_out", "out_to_in"):
-            raise ValueError(f"order must be 'in_to_out' or 'out_to_in', got {order!r}")
+    ``order`` is ``"in_to_out"`` (topological order), ``"out_to_in"`` (its
+    reverse) or ``"dfs"`` (depth first from the outputs, each node before
+    the nodes it depends on are expanded). Nodes a rewrite creates are
+    visited too unless ``ignore_newtrees``. A rewrite that raises goes to
+    ``failure_callback(exc, walker, pairs, rewriter, node)`` when given
+    (see :meth:`warn`, :meth:`warn_inplace`, :meth:`warn_ignore`), else it
+    follows ``config.on_opt_error``.
+    """
+
+    def __init__(self, node_rewriter, order="in_to_out", ignore_newtrees=False,
+                 failure_callback=None, name=None):
+        if order not in ("in_to_out", "out_to_in", "dfs"):
+            raise ValueError(
+                f"order must be 'in_to_out', 'out_to_in' or 'dfs', got {order!r}"
+            )
         if isinstance(node_rewriter, (list, tuple)):
             node_rewriter = NodeRewriterGroup(*node_rewriter)
+        if not isinstance(node_rewriter, NodeRewriter):
+            raise TypeError(
+                f"WalkingGraphRewriter walks with a NodeRewriter, got {node_rewriter!r}"
+            )
         self.node_rewriter = node_rewriter
         self.order = order
         self.ignore_newtrees = ignore_newtrees
+        self.failure_callback = failure_callback
         self.name = name or f"{order}({node_rewriter})"
+
+    # --- failure callbacks (PyTensor's names) -----------------------------
+    @staticmethod
+    def warn(exc, walker, pairs, node_rewriter, node):
+        """Report a failed rewrite; re-raise assertion errors and with ``on_opt_error='raise'``."""
+        from lucent.configdefaults import config
+
+        if isinstance(exc, AssertionError) or config.on_opt_error == "raise":
+            raise exc
+        if config.on_opt_error != "ignore":
+            warnings.warn(
+                f"Rewrite {node_rewriter} raised {type(exc).__name__}: {exc} on the node "
+                f"{node}; the rewrite was skipped and the graph left unchanged.",
+                RewriteFailure,
+                stacklevel=2,
+            )
+
+    @staticmethod
+    def warn_inplace(exc, walker, pairs, node_rewriter, node):
+        """Like :meth:`warn`, but a rejected in-place change is silently skipped."""
+        if isinstance(exc, InconsistencyError):
+            return
+        WalkingGraphRewriter.warn(exc, walker, pairs, node_rewriter, node)
+
+    @staticmethod
+    def warn_ignore(exc, walker, pairs, node_rewriter, node):
+        """Ignore the failure."""
 
     def add_requirements(self, fgraph):
         super().add_requirements(fgraph)
         self.node_rewriter.add_requirements(fgraph)
 
-    def apply(self, fgraph):
+    def _start_nodes(self, fgraph, start_from):
+        if self.order == "dfs":
+            from lucent.graph.traversal import apply_ancestors
+
+            roots = fgraph.outputs if start_from is None else start_from
+            return [n for n in apply_ancestors(roots) if n in fgraph.apply_nodes]
         nodes = fgraph.toposort()
+        if start_from is not None:
+            from lucent.graph.traversal import ancestors
+
+            needed = {v.owner for v in ancestors(start_from) if v.owner is not None}
+            nodes = [n for n in nodes if n in needed]
         if self.order == "out_to_in":
             nodes = list(reversed(nodes))
+        return nodes
+
+    def apply(self, fgraph, start_from=None):
+        callback = self.failure_callback
+        if callback is not None:
+            walker = self
+
+            def callback(exc, _walker, pairs, rewriter, node, _cb=self.failure_callback):
+                return _cb(exc, walker, pairs, rewriter, node)
+
         changed = False
-        queue = list(nodes)
+        queue = self._start_nodes(fgraph, start_from)
         seen_new = set()
         tracks = self.node_rewriter.tracks()
         while queue:
@@ -267,7 +352,7 @@ class WalkingGraphRewriter(GraphRewriter):
             if node not in fgraph.apply_nodes or not _tracks_node(tracks, node):
                 continue
             before = set(fgraph.apply_nodes) if not self.ignore_newtrees else None
-            if apply_node_rewriter(fgraph, self.node_rewriter, node):
+            if apply_node_rewriter(fgraph, self.node_rewriter, node, callback):
                 changed = True
                 if before is not None:
                     new_nodes = [n for n in fgraph.toposort() if n not in before and n not in seen_new]
@@ -278,16 +363,77 @@ class WalkingGraphRewriter(GraphRewriter):
         return changed
 
 
-def in2out(*rewriters, name=None, ignore_newtrees=False):
-    """Walk the graph from inputs to outputs applying ``rewriters``."""
-    rw = rewriters[0] if len(rewriters) == 1 else NodeRewriterGroup(*rewriters)
-    return WalkingGraphRewriter(rw, "in_to_out", ignore_newtrees=ignore_newtrees, name=name)
+def walking_rewriter(order, *node_rewriters, name=None, failure_callback=None,
+                     ignore_newtrees=False):
+    """A :class:`WalkingGraphRewriter` applying ``node_rewriters`` in ``order``.
+
+    Several node rewriters are tried in turn on each node (the first that
+    applies wins).
+    """
+    if not node_rewriters:
+        raise TypeError("walking_rewriter needs at least one node rewriter")
+    if len(node_rewriters) == 1:
+        rw = node_rewriters[0]
+    else:
+        rw = NodeRewriterGroup(*node_rewriters)
+    return WalkingGraphRewriter(
+        rw, order, ignore_newtrees=ignore_newtrees, failure_callback=failure_callback, name=name
+    )
 
 
-def out2in(*rewriters, name=None, ignore_newtrees=False):
-    """Walk the graph from outputs to inputs applying ``rewriters``."""
-    rw = rewriters[0] if len(rewriters) == 1 else NodeRewriterGroup(*rewriters)
-    return WalkingGraphRewriter(rw, "out_to_in", ignore_newtrees=ignore_newtrees, name=name)
+def in2out(*node_rewriters, name=None, failure_callback=None, ignore_newtrees=False):
+    """Walk the graph from inputs to outputs applying ``node_rewriters``."""
+    return walking_rewriter("in_to_out", *node_rewriters, name=name,
+                            failure_callback=failure_callback, ignore_newtrees=ignore_newtrees)
+
+
+def out2in(*node_rewriters, name=None, failure_callback=None, ignore_newtrees=False):
+    """Walk the graph from outputs to inputs applying ``node_rewriters``."""
+    return walking_rewriter("out_to_in", *node_rewriters, name=name,
+                            failure_callback=failure_callback, ignore_newtrees=ignore_newtrees)
+
+
+def dfs_rewriter(*node_rewriters, name=None, failure_callback=None, ignore_newtrees=False):
+    """Walk the graph depth first from the outputs applying ``node_rewriters``."""
+    return walking_rewriter("dfs", *node_rewriters, name=name,
+                            failure_callback=failure_callback, ignore_newtrees=ignore_newtrees)
+
+
+class FromFunctionGraphRewriter(GraphRewriter):
+    """A graph rewriter made from a function ``fn(fgraph)`` by :func:`graph_rewriter`."""
+
+    def __init__(self, fn, requirements=(), name=None):
+        self.fn = fn
+        self.requirements = tuple(requirements)
+        self.name = name or getattr(fn, "__name__", None)
+        self.__name__ = self.name
+        self.__doc__ = fn.__doc__
+
+    def apply(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def add_requirements(self, fgraph):
+        super().add_requirements(fgraph)
+        for req in self.requirements:
+            req(fgraph)
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+
+def graph_rewriter(fn):
+    """Decorator making ``fn(fgraph)`` a graph rewriter (usable in databases and walkers)."""
+    return FromFunctionGraphRewriter(fn)
+
+
+def inplace_graph_rewriter(fn):
+    """Like :func:`graph_rewriter`, and attaches a ``DestroyHandler`` before running."""
+    from lucent.graph.destroyhandler import DestroyHandler
+
+    def attach_destroy_handler(fgraph):
+        fgraph.attach_feature(DestroyHandler())
+
+    return FromFunctionGraphRewriter(fn, (attach_destroy_handler,))
 
 
 class NodeRewriterGroup(NodeRewriter):
@@ -312,11 +458,17 @@ class NodeRewriterGroup(NodeRewriter):
                     return result
         return False
 
-    def apply_to(self, fgraph, node):
+    def apply_to(self, fgraph, node, failure_callback=None):
         for rw in self.rewriters:
             if node not in fgraph.apply_nodes:
                 return True
-            if _tracks_node(rw.tracks(), node) and rw.apply_to(fgraph, node):
+            if not _tracks_node(rw.tracks(), node):
+                continue
+            if failure_callback is None:
+                applied = rw.apply_to(fgraph, node)
+            else:
+                applied = rw.apply_to(fgraph, node, failure_callback=failure_callback)
+            if applied:
                 return True
         return False
 
@@ -536,6 +688,7 @@ class MergeRewriter(GraphRewriter):
 
 
 MergeOptimizer = MergeRewriter
+SequentialNodeRewriter = NodeRewriterGroup
 
 
 __all__ = [
@@ -549,6 +702,12 @@ __all__ = [
     "NodeRewriterGroup",
     "in2out",
     "out2in",
+    "dfs_rewriter",
+    "walking_rewriter",
+    "FromFunctionGraphRewriter",
+    "graph_rewriter",
+    "inplace_graph_rewriter",
+    "SequentialNodeRewriter",
     "SequentialGraphRewriter",
     "EquilibriumGraphRewriter",
     "MergeRewriter",

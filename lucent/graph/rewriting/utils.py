@@ -23,7 +23,9 @@ def rewrite_graph(graph, include=("canonicalize",), custom_rewrite=None, clone=F
     else:
         single = isinstance(graph, Variable)
         outputs = [graph] if single else list(graph)
-        fgraph = FunctionGraph(outputs=outputs, clone=clone)
+        # Cloning copies the computation, never the inputs: the result must
+        # still be a function of the caller's variables.
+        fgraph = FunctionGraph(outputs=outputs, clone=clone, copy_inputs=False)
     query = RewriteDatabaseQuery(include=include, exclude=exclude, **kwargs)
     rewriter = optdb.query(query)
     if rewriter is not None:

@@ -181,3 +181,101 @@ def test_compiled_function_keeps_its_rewrite_history():
     names = {r.rewrite for r in history}
     assert "local_log1p" in names
     assert "log1p" in history.summary().lower()
+
+
+# --- walking constructors, failure callbacks and graph rewriters ------------------------------
+from lucent.graph.rewriting.basic import (  # noqa: E402
+    FromFunctionGraphRewriter,
+    WalkingGraphRewriter,
+    dfs_rewriter,
+    graph_rewriter,
+    inplace_graph_rewriter,
+    walking_rewriter,
+)
+
+
+@node_rewriter([UnOp])
+def exp_to_neg(fgraph, node):
+    if node.op == exp:
+        return [neg(node.inputs[0])]
+    return False
+
+
+@pytest.mark.parametrize("make", [in2out, out2in, dfs_rewriter,
+                                  lambda *r: walking_rewriter("dfs", *r)])
+def test_every_walking_order_reaches_every_node(make):
+    x = vec("x")
+    fg = FunctionGraph([x], [add(exp(exp(x)), exp(neg(neg(x))))])
+    rw = make(exp_to_neg, remove_double_neg)
+    assert isinstance(rw, WalkingGraphRewriter)
+    rw.rewrite(fg)
+    assert exp not in [n.op for n in fg.apply_nodes]
+    value = evaluate_with_perform(fg.outputs[0], {fg.inputs[0]: np.array([1.0, 2.0])})
+    np.testing.assert_allclose(value, np.array([1.0, 2.0]) + (-np.array([1.0, 2.0])))
+
+
+def test_dfs_order_starts_from_the_outputs():
+    x = vec("x")
+    seen = []
+
+    @node_rewriter(None)
+    def spy(fgraph, node):
+        seen.append(node.op)
+        return False
+
+    fg = FunctionGraph([x], [exp(neg(x))])
+    dfs_rewriter(spy).rewrite(fg)
+    assert seen == [exp, neg]
+    with pytest.raises(ValueError, match="order"):
+        WalkingGraphRewriter(spy, order="sideways")
+
+
+def test_failure_callback_receives_the_failure():
+    x = vec("x")
+    calls = []
+
+    @node_rewriter([UnOp])
+    def broken(fgraph, node):
+        raise RuntimeError("boom")
+
+    fg = FunctionGraph([x], [exp(x)])
+    rw = in2out(broken, failure_callback=lambda *args: calls.append(args))
+    rw.rewrite(fg)
+    (exc, walker, pairs, rewriter, node), = calls
+    assert isinstance(exc, RuntimeError) and walker is rw and rewriter is broken
+    assert node.op == exp
+    fg = FunctionGraph([x], [exp(x)])
+    in2out(broken, failure_callback=WalkingGraphRewriter.warn_ignore).rewrite(fg)
+    with pytest.raises(AssertionError):
+        WalkingGraphRewriter.warn(AssertionError("x"), None, [], broken, None)
+
+
+def test_graph_rewriter_decorators():
+    x = vec("x")
+
+    @graph_rewriter
+    def to_input(fgraph):
+        """Replace the output by the input."""
+        fgraph.replace(fgraph.outputs[0], fgraph.inputs[0], reason="to_input")
+
+    assert isinstance(to_input, FromFunctionGraphRewriter) and str(to_input) == "to_input"
+    fg = FunctionGraph([x], [exp(x)])
+    to_input.rewrite(fg)
+    assert fg.outputs[0] is fg.inputs[0]
+
+    @inplace_graph_rewriter
+    def nothing(fgraph):
+        return False
+
+    fg = FunctionGraph([x], [exp(x)])
+    nothing.rewrite(fg)
+    assert hasattr(fg, "destroy_handler")
+
+
+def test_rewrite_graph_keeps_the_callers_inputs():
+    import lucent.tensor as lt
+    from lucent.graph import rewrite_graph
+
+    x = lt.dvector("x")
+    out = rewrite_graph(lt.log(1 + x), include=("canonicalize", "stabilize"), clone=True)
+    assert "log1p" in str(out.owner.op).lower() and out.owner.inputs[0] is x
