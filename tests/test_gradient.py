@@ -91,11 +91,20 @@ def test_disconnected_inputs():
         grad(lt.cast(lt.sum(lt.argmax(x)), "float64"), x)
 
 
-def test_integer_wrt_gets_zeros():
-    i = lt.ivector("i")
-    g = grad(lt.sum(i * 2.5), i)
+def test_integer_variables_have_real_gradients():
+    # The gradient of an integer variable says how the cost would change if
+    # it could change continuously: d x / d x is 1, and known gradients pass.
+    i = lt.iscalar("i")
+    g = grad(i, i)
     assert g.dtype in ("float32", "float64")
-    np.testing.assert_array_equal(run(g, {i: np.array([1, 2], "int32")}), [0.0, 0.0])
+    assert run(g, {i: np.array(12, "int32")}) == 1.0
+    gi = lt.dscalar("gi")
+    assert run(grad(None, i, known_grads={i: gi}), {gi: np.array(0.6)}) == pytest.approx(0.6)
+    # A cost said to be disconnected leaves its integer inputs disconnected.
+    j = lt.iscalar("j")
+    cost = i + j
+    with pytest.raises(DisconnectedInputError):
+        grad(cost, [i, j], known_grads={cost: disconnected_type()})
     x = lt.dvector("x")
     g = grad(lt.sum(lt.floor(x) + (x > 0)), x)
     np.testing.assert_array_equal(run(g, {x: np.array([0.5, -1.5])}), [0.0, 0.0])
@@ -108,8 +117,16 @@ def test_known_grads():
     g = grad(None, x, known_grads={y: gy})
     xv, gv = rng.random(3), rng.random(3)
     np.testing.assert_allclose(run(g, {x: xv, gy: gv}), gv * np.exp(xv))
-    with pytest.raises(AssertionError):
+    with pytest.raises(ValueError, match="known_grads"):
         grad(None, x)
+    # A known gradient for the cost replaces the ones.
+    c = lt.sum(y)
+    g2 = grad(c, x, known_grads={c: lt.constant(3.0)})
+    np.testing.assert_allclose(run(g2, {x: xv}), 3 * np.exp(xv))
+    with pytest.raises(TypeError, match="continuous"):
+        grad(None, x, known_grads={y: lt.ivector()})
+    with pytest.raises(TypeError, match="variables"):
+        grad(None, x, known_grads={y: np.ones(3)})
 
 
 def test_zero_grad_and_disconnected_grad():
@@ -167,7 +184,7 @@ def test_float32_grads_stay_float32():
 
 
 def test_jacobian_and_hessian():
-    x = lt.tensor("float64", shape=(3,), name="x")
+    x = lt.tensor(dtype="float64", shape=(3,), name="x")
     xv = rng.random(3)
     j = jacobian(lt.exp(x) * lt.sum(x), x)
     expected = np.diag(np.exp(xv) * xv.sum()) + np.exp(xv)[:, None]
@@ -176,8 +193,14 @@ def test_jacobian_and_hessian():
     np.testing.assert_allclose(run(h, {x: xv}), np.diag(6 * xv))
     s = jacobian(lt.sum(x**2), x)
     np.testing.assert_allclose(run(s, {x: xv}), 2 * xv)
-    with pytest.raises(ValueError, match="static shape"):
-        jacobian(lt.dvector() * 2, x)
+    # Without a static shape the Jacobian is built as one vectorized graph.
+    v = lt.dvector("v")
+    jv = jacobian(lt.exp(v) * lt.sum(v), v)
+    np.testing.assert_allclose(run(jv, {v: xv}), expected)
+    with pytest.raises(ValueError, match="1 dimensional"):
+        hessian(lt.sum(x), lt.dmatrix())
+    with pytest.raises(ValueError, match="0 dimensional"):
+        hessian(x, x)
 
 
 class _WrongGradOp(Op):
@@ -213,3 +236,15 @@ def test_verify_grad_options():
         verify_grad(lambda v: [v, v], [rng.random(3)])
 
 
+
+
+def test_as_list_or_tuple():
+    from lucent.gradient import as_list_or_tuple
+
+    assert as_list_or_tuple(True, False, (1, 2)) == [1, 2]
+    assert as_list_or_tuple(False, True, 3) == (3,)
+    assert as_list_or_tuple(False, False, [4]) == 4
+    with pytest.raises(ValueError, match="one element"):
+        as_list_or_tuple(False, False, [1, 2])
+    with pytest.raises(ValueError, match="both"):
+        as_list_or_tuple(True, True, [1])

@@ -327,9 +327,14 @@ class Second(BinaryScalarOp):
         return np.broadcast_to(y, np.broadcast_shapes(np.shape(x), np.shape(y)))
 
     def L_op(self, inputs, outputs, output_grads):
+        # Only the shape of ``x`` is used: its values are not connected to the
+        # output (a zero there would leave ``0 * ...`` terms, NaN-prone, in
+        # higher derivatives).
+        from lucent.gradient import disconnected_type
+
         (x, y), (gz,) = inputs, output_grads
         gy = gz if y.type.dtype in continuous_dtypes else _zero_like_float(y)
-        return [_zero_like_float(x), gy]
+        return [disconnected_type(), gy]
 
 
 class Identity(UnaryScalarOp):

@@ -106,3 +106,65 @@ def test_constants_survive():
     out = f(x, c)
     new = clone_replace(out, {x: tt("z")})
     assert new.owner.inputs[1] is c
+
+
+# ---------------------------------------------------------------------------
+# vectorize_graph
+# ---------------------------------------------------------------------------
+class NoRule(Op):
+    """A tensor op with no vectorization rule."""
+
+    __props__ = ()
+
+    def make_node(self, x):
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, out):
+        out[0][0] = inputs[0] + 1
+
+
+def test_vectorize_graph_without_a_rule_names_the_op():
+    from lucent.graph.replace import vectorize_graph
+
+    x = TensorType("float64", (None,))("x")
+    out = NoRule()(x)
+    with pytest.raises(NotImplementedError, match="NoRule.*_vectorize_node.register"):
+        vectorize_graph(out, {x: TensorType("float64", (None, None))("X")})
+    # Same rank: the op is simply re-made for the new input.
+    x2 = TensorType("float64", (None,))("x2")
+    new = vectorize_graph(out, {x: x2})
+    assert isinstance(new.owner.op, NoRule) and new.owner.inputs == [x2]
+
+
+def test_vectorize_graph_form_and_untouched_parts():
+    from lucent.graph.replace import _vectorize_node, vectorize_graph
+
+    x = TensorType("float64", (None,))("x")
+    y = TensorType("float64", (None,))("y")
+    ox, oy = NoRule()(x), NoRule()(y)
+    X = TensorType("float64", (None,))("X")
+    new_x, new_y = vectorize_graph([ox, oy], {x: X})
+    assert new_y is oy  # does not depend on x: kept as it is
+    assert new_x.owner.inputs == [X]
+    assert vectorize_graph(x, {x: X}) is X
+    with pytest.raises(ValueError, match="not Variables"):
+        vectorize_graph(ox, {x: 3.0})
+    assert callable(_vectorize_node.register)
+
+
+def test_vectorize_graph_uses_a_registered_rule():
+    from lucent.graph.replace import _vectorize_node, vectorize_graph
+
+    class Marked(NoRule):
+        pass
+
+    calls = []
+
+    @_vectorize_node.register(Marked)
+    def _rule(op, node, x):
+        calls.append(op)
+        return [x]
+
+    x = TensorType("float64", (None,))("x")
+    X = TensorType("float64", (None, None))("X")
+    assert vectorize_graph(Marked()(x), {x: X}) is X and len(calls) == 1

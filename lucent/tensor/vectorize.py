@@ -1,0 +1,236 @@
+"""How each tensor op is mapped over new leading (batch) dimensions.
+
+``lucent.graph.vectorize_graph`` rebuilds a graph for inputs that gained
+dimensions on the left and asks ``_vectorize_node`` (dispatched on the op's
+type) how to rebuild each node. The rules live here because they need the
+tensor ops, which sit above the graph layer.
+
+Every rule follows one convention: an input's *batch* dimensions are the
+ones it has beyond what the original node saw (``new.ndim - old.ndim``);
+batch dimensions of different inputs broadcast against each other, aligned
+on the right of the batch part, exactly like ``numpy.vectorize``. A rule only
+has to say how the op's own parameters (axes, index lists, target shapes)
+move when ``b`` dimensions are added in front. Where an op's parameters are
+themselves batched (a batched shape, a batched index), there is no single op
+that does it, and the rule says so.
+"""
+
+from __future__ import annotations
+
+from lucent.graph.replace import _vectorize_node, _vectorize_not_needed
+from lucent.tensor.basic import Join
+from lucent.tensor.creation import Alloc, make_vector
+from lucent.tensor.elemwise import DimShuffle, Elemwise
+from lucent.tensor.math import Argmax, Dot, MatMul, ReducedSize, matmul
+from lucent.tensor.reduction import CAReduce
+from lucent.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape, _vector_entry, shape_i
+from lucent.tensor.special import _AxisOp
+from lucent.tensor.subtensor import _FULL, _INT, IncSubtensor, Subtensor
+
+
+def _batch_ndim(old, new):
+    return new.type.ndim - old.type.ndim
+
+
+def _unbatched(node, batched_inputs, positions, what):
+    """Refuse batch dimensions on inputs that parametrise the op (shapes, indices)."""
+    for i in positions:
+        if _batch_ndim(node.inputs[i], batched_inputs[i]) != 0:
+            raise NotImplementedError(
+                f"vectorize_graph cannot map {node.op} over a batched {what} (input {i}: "
+                f"{node.inputs[i].type} -> {batched_inputs[i].type}); only its data input may "
+                "gain batch dimensions"
+            )
+
+
+def _insert_core_axes(x, batch, core_ndim, target_core_ndim):
+    """``x`` (``batch`` + ``core_ndim`` dims) with broadcastable axes put between batch and core.
+
+    Broadcasting aligns dimensions on the right, so a core part of lower rank
+    must be padded *after* the batch dimensions, or the batch would line up
+    with core dimensions.
+    """
+    pad = target_core_ndim - core_ndim
+    if pad <= 0:
+        return x
+    order = tuple(range(batch)) + ("x",) * pad + tuple(range(batch, batch + core_ndim))
+    return DimShuffle(x.type.ndim, order)(x)
+
+
+def _pad_batch(x, batch, target_batch):
+    """Add broadcastable batch dimensions on the left up to ``target_batch``."""
+    if batch >= target_batch:
+        return x
+    order = ("x",) * (target_batch - batch) + tuple(range(x.type.ndim))
+    return DimShuffle(x.type.ndim, order)(x)
+
+
+# Ops whose make_node already accepts, and broadcasts, inputs of any rank.
+_vectorize_node.register(Elemwise, _vectorize_not_needed)
+
+
+@_vectorize_node.register(DimShuffle)
+def _vectorize_dimshuffle(op, node, x):
+    b = _batch_ndim(node.inputs[0], x)
+    order = tuple(range(b)) + tuple(d if d == "x" else d + b for d in op.new_order)
+    return DimShuffle(x.type.ndim, order).make_node(x)
+
+
+@_vectorize_node.register(CAReduce)
+def _vectorize_careduce(op, node, x):
+    b = _batch_ndim(node.inputs[0], x)
+    core = node.inputs[0].type.ndim
+    axis = range(core) if op.axis is None else op.axis
+    return op.clone(axis=tuple(a + b for a in axis)).make_node(x)
+
+
+@_vectorize_node.register(Argmax)
+def _vectorize_argmax(op, node, x):
+    b = _batch_ndim(node.inputs[0], x)
+    axis = range(node.inputs[0].type.ndim) if op.axis is None else op.axis
+    return type(op)(tuple(a + b for a in axis)).make_node(x)
+
+
+@_vectorize_node.register(ReducedSize)
+def _vectorize_reduced_size(op, node, x):
+    # The count of reduced elements is the same for every batch entry.
+    b = _batch_ndim(node.inputs[0], x)
+    axis = range(node.inputs[0].type.ndim) if op.axis is None else op.axis
+    return type(op)(tuple(a + b for a in axis)).make_node(x)
+
+
+@_vectorize_node.register(_AxisOp)
+def _vectorize_axis_op(op, node, x):
+    b = _batch_ndim(node.inputs[0], x)
+    if op.axis is None:
+        raise NotImplementedError(
+            f"vectorize_graph cannot map {op} over batch dimensions: it works over all axes "
+            "(axis=None), which would mix the batch entries"
+        )
+    return type(op)(op.axis + b).make_node(x)
+
+
+def _vectorized_product(node, a, b):
+    """``a @ b`` per batch entry, for core operands of rank 1 or more (matmul rules)."""
+    core_a, core_b = node.inputs[0].type.ndim, node.inputs[1].type.ndim
+    ba, bb = _batch_ndim(node.inputs[0], a), _batch_ndim(node.inputs[1], b)
+    a_vec, b_vec = core_a == 1, core_b == 1
+    # Vectors become one-row / one-column matrices, so matmul's broadcasting
+    # never confuses a batch dimension with a matrix dimension.
+    if a_vec:
+        a = DimShuffle(a.type.ndim, tuple(range(ba)) + ("x", ba))(a)
+    if b_vec:
+        b = DimShuffle(b.type.ndim, tuple(range(bb)) + (bb, "x"))(b)
+    mat_a, mat_b = max(core_a, 2), max(core_b, 2)
+    core = max(mat_a, mat_b)
+    a = _insert_core_axes(a, ba, mat_a, core)
+    b = _insert_core_axes(b, bb, mat_b, core)
+    out = matmul(a, b)
+    nd = out.type.ndim
+    drop = ([nd - 2] if a_vec else []) + ([nd - 1] if b_vec else [])
+    if drop:
+        out = DimShuffle(nd, tuple(d for d in range(nd) if d not in drop))(out)
+    dtype = node.outputs[0].type.dtype
+    if out.type.dtype != dtype:
+        from lucent.tensor.math import cast
+
+        out = cast(out, dtype)
+    return [out]
+
+
+@_vectorize_node.register(Dot)
+def _vectorize_dot(op, node, a, b):
+    return _vectorized_product(node, a, b)
+
+
+@_vectorize_node.register(MatMul)
+def _vectorize_matmul(op, node, a, b):
+    return _vectorized_product(node, a, b)
+
+
+@_vectorize_node.register(Shape)
+def _vectorize_shape(op, node, x):
+    # The shape of one batch entry: the core part of the batched shape.
+    b = _batch_ndim(node.inputs[0], x)
+    core = [shape_i(x, d) for d in range(b, x.type.ndim)]
+    return [make_vector(*core, dtype=node.outputs[0].type.dtype) if core else Shape()(x)[b:]]
+
+
+@_vectorize_node.register(Shape_i)
+def _vectorize_shape_i(op, node, x):
+    b = _batch_ndim(node.inputs[0], x)
+    return Shape_i(op.i + b).make_node(x)
+
+
+@_vectorize_node.register(SpecifyShape)
+def _vectorize_specify_shape(op, node, x, *shape):
+    _unbatched(node, (x, *shape), range(1, len(node.inputs)), "shape")
+    b = _batch_ndim(node.inputs[0], x)
+    return op.make_node(x, *([None] * b), *shape)
+
+
+@_vectorize_node.register(Reshape)
+def _vectorize_reshape(op, node, x, shp):
+    _unbatched(node, (x, shp), [1], "target shape")
+    b = _batch_ndim(node.inputs[0], x)
+    if b == 0:
+        return op.make_node(x, shp)
+    # Entry by entry (not a concatenation), so the constant core lengths stay
+    # visible to Reshape and the output keeps the static shape it had.
+    core = [_vector_entry(shp, k) for k in range(op.ndim)]
+    new_shape = make_vector(*_batch_shape(x, b), *core, dtype="int64")
+    return Reshape(op.ndim + b).make_node(x, new_shape)
+
+
+@_vectorize_node.register(Subtensor)
+def _vectorize_subtensor(op, node, x, *index_inputs):
+    _unbatched(node, (x, *index_inputs), range(1, len(node.inputs)), "index")
+    b = _batch_ndim(node.inputs[0], x)
+    return Subtensor((_FULL,) * b + tuple(op.idx_list)).make_node(x, *index_inputs)
+
+
+def _batch_shape(var, b):
+    return [shape_i(var, d) for d in range(b)]
+
+
+@_vectorize_node.register(IncSubtensor)
+def _vectorize_inc_subtensor(op, node, x, y, *index_inputs):
+    _unbatched(node, (x, y, *index_inputs), range(2, len(node.inputs)), "index")
+    bx, by = _batch_ndim(node.inputs[0], x), _batch_ndim(node.inputs[1], y)
+    b = max(bx, by)
+    if bx < b:
+        # Every batch entry writes into its own copy of x.
+        x = _pad_batch(x, bx, b)
+        target = [shape_i(y, d - (b - by)) if d >= b - by else shape_i(x, d) for d in range(b)]
+        x = Alloc()(x, *target, *[shape_i(x, d) for d in range(b, x.type.ndim)])
+    region_ndim = node.inputs[0].type.ndim - sum(1 for e in op.idx_list if e == _INT)
+    y = _insert_core_axes(y, by, node.inputs[1].type.ndim, region_ndim)
+    y = _pad_batch(y, by, b)
+    new_op = IncSubtensor((_FULL,) * b + tuple(op.idx_list), op.inplace, op.set_instead_of_inc)
+    return new_op.make_node(x, y, *index_inputs)
+
+
+@_vectorize_node.register(Alloc)
+def _vectorize_alloc(op, node, value, *shape):
+    _unbatched(node, (value, *shape), range(1, len(node.inputs)), "shape")
+    b = _batch_ndim(node.inputs[0], value)
+    value = _insert_core_axes(value, b, node.inputs[0].type.ndim, len(shape))
+    return op.make_node(value, *_batch_shape(value, b), *shape)
+
+
+@_vectorize_node.register(Join)
+def _vectorize_join(op, node, *tensors):
+    batches = [_batch_ndim(old, new) for old, new in zip(node.inputs, tensors)]
+    b = max(batches)
+    if b == 0:
+        return op.make_node(*tensors)
+    # Join does not broadcast: every piece is given the full batch shape.
+    ref = tensors[batches.index(b)]
+    pieces = []
+    for t, bt in zip(tensors, batches):
+        if bt < b:
+            t = _pad_batch(t, bt, b)
+            t = Alloc()(t, *_batch_shape(ref, b), *[shape_i(t, d) for d in range(b, t.type.ndim)])
+        pieces.append(t)
+    axis = op.axis if op.axis >= 0 else op.axis + node.inputs[0].type.ndim
+    return Join(axis + b).make_node(*pieces)
