@@ -20,6 +20,13 @@ class ConfigError(ValueError):
     """An unknown configuration flag or an invalid value for one."""
 
 
+class UnknownFlagError(ConfigError, KeyError):
+    """A flag name that lucent does not declare (a ``KeyError`` too, as in PyTensor)."""
+
+    def __str__(self):
+        return ValueError.__str__(self)
+
+
 class ConfigParam:
     """One flag: its default, how to validate a value, and its documentation."""
 
@@ -106,6 +113,36 @@ class FloatParam(ConfigParam):
             ) from None
 
 
+class ModeParam(ConfigParam):
+    """The default compilation mode: a mode name or a ``Mode`` object.
+
+    Names are checked (case-insensitively) against the known modes;
+    ``register_mode`` adds a name to them. Any object with a ``linker``
+    attribute is taken as a mode as it is.
+    """
+
+    def __init__(self, default, names, doc="", mutable=True):
+        self.names = set(names)
+        super().__init__(default, None, doc, mutable)
+
+    def convert(self, value):
+        if isinstance(value, str):
+            if value in self.names or value.upper() in {n.upper() for n in self.names}:
+                return value
+            raise ConfigError(
+                f"Invalid value {value!r} for flag {self.name}: expected a Mode or one of "
+                + ", ".join(sorted(self.names))
+            )
+        if hasattr(value, "linker"):
+            return value
+        raise ConfigError(
+            f"Invalid value {value!r} for flag {self.name}: expected a mode name or a Mode object"
+        )
+
+    def describe(self):
+        return "a Mode or one of " + ", ".join(sorted(self.names))
+
+
 def parse_flags_string(text: str, source="LUCENT_FLAGS") -> dict:
     """Parse ``name=value,name2=value2`` into a dict (error names the bad item)."""
     result = {}
@@ -146,7 +183,7 @@ class LucentConfigParser:
         if self._pending:
             names = ", ".join(sorted(self._pending))
             self._pending.clear()
-            raise ConfigError(
+            raise UnknownFlagError(
                 f"Unknown lucent flag(s) in LUCENT_FLAGS: {names}. "
                 f"Known flags: {', '.join(sorted(self._params))}"
             )
@@ -161,7 +198,7 @@ class LucentConfigParser:
 
     def __setattr__(self, name, value):
         if name not in self._params:
-            raise ConfigError(
+            raise UnknownFlagError(
                 f"Unknown lucent flag {name!r}. Known flags: {', '.join(sorted(self._params))}"
             )
         param = self._params[name]
@@ -202,7 +239,7 @@ class _ChangeFlags(contextlib.ContextDecorator):
         converted = {}
         for name, value in values.items():
             if name not in config._params:
-                raise ConfigError(
+                raise UnknownFlagError(
                     f"Unknown lucent flag {name!r}. Known flags: {', '.join(sorted(config._params))}"
                 )
             param = config._params[name]
@@ -220,52 +257,6 @@ class _ChangeFlags(contextlib.ContextDecorator):
     def __exit__(self, *exc):
         self.config._values.update(self._saved.pop())
         return False
-
-
-def _default_compiledir():
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "lucent")
-
-
-def _make_config():
-    config = LucentConfigParser(os.environ.get("LUCENT_FLAGS", ""))
-    config.add("floatX", "Default float dtype for symbolic variables and Python floats.",
-               EnumStr("float64", ["float32", "float16"]))
-    config.add("mode", "Default compilation mode.",
-               EnumStr("FAST_RUN", ["FAST_COMPILE", "NUMBA", "DebugMode", "NanGuardMode", "Mode"]))
-    config.add("base_compiledir", "Directory where compiled code is cached.",
-               StrParam(_default_compiledir))
-    config.add("optimizer_verbose", "Print every rewrite as it is applied.", BoolParam(False))
-    config.add("exception_verbosity", "How much detail errors give.",
-               EnumStr("low", ["high"]))
-    config.add("cast_policy", "How numbers are cast in expressions.",
-               EnumStr("custom", ["numpy+floatX"]))
-    config.add("warn_float64", "What to do when a float64 variable is created.",
-               EnumStr("ignore", ["warn", "raise", "pdb"]))
-    config.add("on_unused_input", "What to do when an input is not used by the outputs.",
-               EnumStr("raise", ["warn", "ignore"]))
-    config.add("profile", "Profile every compiled function.", BoolParam(False))
-    config.add("profile_memory", "Record memory per node when profiling.", BoolParam(False))
-    config.add("compute_test_value", "Test values are not supported; only 'off' is accepted.",
-               EnumStr("off", ["ignore"]))
-    config.add("allow_gc", "Free intermediate values as soon as they are no longer needed.",
-               BoolParam(True))
-    config.add("print_global_stats", "Unused; kept for compatibility.", BoolParam(False))
-    config.add("unpickle_function", "Compile functions when unpickled.", BoolParam(True))
-    config.add("reoptimize_unpickled_function", "Rewrite a function's graph again when unpickled.",
-               BoolParam(False))
-    config.add("numba__cache", "Cache Numba-compiled code on disk.", BoolParam(True))
-    config.add("numba__fastmath", "Let Numba use fast-math for elementwise loops.", BoolParam(False))
-    config.add("on_opt_error", "What to do when a rewrite raises: warn and skip it, raise, or skip silently.",
-               EnumStr("warn", ["raise", "ignore"]))
-    config.add("optimizer", "Which rewrites modes run by default ('fast_run', 'fast_compile' or 'None').",
-               EnumStr("fast_run", ["fast_compile", "merge", "None"]))
-    config.add("cache_uncacheable", "What to do when a graph cannot be cached on disk.",
-               EnumStr("ignore", ["warn", "raise"]))
-    config.add("DebugMode__check_preallocated_output", "Unused; kept for compatibility.",
-               StrParam(""))
-    config.check_pending()
-    return config
 
 
 def change_flags_global(*args, **kwargs):

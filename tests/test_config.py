@@ -124,3 +124,63 @@ def test_param_kinds():
     q = LucentConfigParser("zzz=1")
     with pytest.raises(ConfigError, match="zzz"):
         q.check_pending()
+
+
+def test_c_backend_flags_are_accepted_documented_and_inert():
+    from lucent.configdefaults import NO_C_BACKEND
+
+    for name, value in [("cxx", ""), ("gcc__cxxflags", "-O3"), ("blas__ldflags", "-lblas"),
+                        ("cmodule__warn_no_version", True), ("compile__timeout", 10)]:
+        assert NO_C_BACKEND in config._params[name].doc
+        with config.change_flags(**{name: value}):
+            assert getattr(config, name) == value
+    assert config.cxx == ""  # no C compiler is used
+    with pytest.raises(ConfigError, match="expected an integer"):
+        config.compile__timeout = "soon"
+
+
+def test_unknown_flags_raise_a_key_error_too():
+    with pytest.raises(KeyError, match="Unknown lucent flag 'cxxflags'"):
+        config.change_flags(cxxflags="-O3")
+    with pytest.raises(ConfigError):
+        config.no_such_flag = 3
+
+
+def test_meaningful_pytensor_flags_exist():
+    for name in ("linker", "optimizer_excluding", "optimizer_including", "optimizer_requiring",
+                 "on_shape_error", "cast_policy", "compute_test_value"):
+        assert name in config.flags()
+    with config.change_flags(on_shape_error="raise", linker="py", optimizer="o1"):
+        assert (config.on_shape_error, config.linker, config.optimizer) == ("raise", "py", "o1")
+    with pytest.raises(ConfigError, match="on_shape_error"):
+        config.on_shape_error = "ignore"
+
+
+class _BadShapeOp(lucent.graph.op.Op):
+    """Doubles its input; its infer_shape is broken on purpose."""
+
+    __props__ = ()
+
+    def make_node(self, x):
+        return lucent.graph.basic.Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, outputs):
+        outputs[0][0] = inputs[0] * 2
+
+    def infer_shape(self, fgraph, node, shapes):
+        raise ValueError("broken on purpose")
+
+
+def test_on_shape_error_warns_or_raises():
+    import numpy as np
+    import lucent.tensor as lt
+
+    x = lt.dvector("x")
+    out = _BadShapeOp()(x).shape[0]
+    mode = lucent.compile.mode.Mode(linker="py", optimizer="fast_run")
+    with pytest.warns(UserWarning, match="infer_shape failed"):
+        f = lucent.function([x], out, mode=mode)
+    assert f(np.ones(4)) == 4
+    with config.change_flags(on_shape_error="raise", on_opt_error="raise"):
+        with pytest.raises(ValueError, match="broken on purpose"):
+            lucent.function([x], out, mode=mode)

@@ -12,10 +12,14 @@ from lucent.compile.mode import (
     Mode,
     get_default_mode,
     get_mode,
+    predefined_linkers,
     predefined_modes,
+    predefined_optimizers,
+    register_linker,
     register_mode,
     register_optimizer,
 )
+from lucent.graph.rewriting.db import optdb
 from lucent.compile.profiling import ProfileStats
 from lucent.compile.ops import DeepCopyOp, ViewOp, as_op, deep_copy_op, view_op
 from lucent.compile.function_module import (
@@ -28,6 +32,7 @@ from lucent.compile.function_module import (
 # would rebind ``lucent.compile.function`` from the function to the module.
 import lucent.compile.function as _function_path  # noqa: E402,F401
 from lucent.compile.maker import function  # noqa: E402
+from lucent.compile.monitormode import MonitorMode  # noqa: E402
 from lucent.graph.basic import set_function_builder as _set_function_builder
 
 _set_function_builder(function)
@@ -47,6 +52,11 @@ __all__ = [
     "register_mode",
     "register_optimizer",
     "predefined_modes",
+    "predefined_optimizers",
+    "predefined_linkers",
+    "register_linker",
+    "optdb",
+    "MonitorMode",
     "FAST_COMPILE",
     "FAST_RUN",
     "Function",

@@ -80,6 +80,10 @@ def make_fast_function_class(base, maker, program, input_storage):
         if isinstance(inp.value, Container) or hasattr(inp.value, "container"):
             return None
 
+    from lucent.compile.executor import _aliasable_input_groups
+
+    if _aliasable_input_groups(inputs):
+        return None  # arguments must be checked for aliasing on every call
     n_out = len(maker.outputs)
     from lucent.link.numba.linker import annotate_graph_error
 
@@ -91,7 +95,12 @@ def make_fast_function_class(base, maker, program, input_storage):
         "_annotate": annotate_graph_error,
     }
     lines = ["def __call__(self, *args, output_subset=None, **kwargs):"]
-    lines.append(f"    if kwargs or output_subset is not None or len(args) != {len(positional)}:")
+    # A function told to keep its values (``fn.vm.allow_gc = False``)
+    # takes the general call, which leaves them in its storage.
+    lines.append(
+        f"    if kwargs or output_subset is not None or len(args) != {len(positional)}"
+        " or not self.fn.allow_gc:"
+    )
     lines.append("        return _general(self, *args, output_subset=output_subset, **kwargs)")
     value_of = {}
     if positional:
@@ -157,12 +166,26 @@ def make_fast_function_class(base, maker, program, input_storage):
         root = roots[j]
         borrowed = maker.outputs[j].borrow
         external = root in graph_inputs or isinstance(root, Constant)
-        if not borrowed and (external or root in returned_roots):
+        # A borrowed output may not hand the caller's own argument back
+        # unless that input was declared ``In(borrow=True)``.
+        owner_input = inputs[fgraph.inputs.index(root)] if root in graph_inputs else None
+        caller_owned = owner_input is not None and not (
+            owner_input.borrow or owner_input.shared or owner_input.implicit
+        )
+        if caller_owned or (not borrowed and (external or root in returned_roots)):
             expr = f"_copy({expr})"
         else:
             returned_roots.add(root)
         lines.append(f"    o{j} = {expr}")
         out_names.append(f"o{j}")
+
+    # An input whose update gives it a buffer of its own lets go of its old
+    # buffer, so another update may take that buffer without a copy (two
+    # shared variables swapping values copy nothing).
+    update_roots = {fgraph.inputs[k]: roots[n_out + u] for u, k in enumerate(maker.update_inputs)}
+
+    def moves_away(var):
+        return var in update_roots and update_roots[var] is not var
 
     update_lines = []
     written_roots = set()
@@ -173,7 +196,12 @@ def make_fast_function_class(base, maker, program, input_storage):
         own = root is fgraph.inputs[k]
         if own:
             pass  # the input itself, or computed in its own buffer
-        elif root in graph_inputs or isinstance(root, Constant) or root in returned_roots or root in written_roots:
+        elif (
+            (root in graph_inputs and not moves_away(root))
+            or isinstance(root, Constant)
+            or root in returned_roots
+            or root in written_roots
+        ):
             expr = f"_copy({expr})"
         written_roots.add(root)
         ns[f"_cell{k}"] = input_storage[k].storage

@@ -40,9 +40,20 @@ class SymbolicInput:
         if self.name is not None and not isinstance(self.name, str):
             raise TypeError(f"An input's name must be a string, got {self.name!r}")
         self.update = update
-        if update is not None and not isinstance(update, Variable):
-            update = variable.type.filter_variable(update)
-            self.update = update
+        if update is not None:
+            try:
+                if isinstance(update, Variable) and not variable.type.in_same_class(update.type):
+                    raise TypeError(
+                        "an update must have the same dtype and the same broadcastable "
+                        "(static size 1) dimensions"
+                    )
+                self.update = variable.type.filter_variable(update, allow_convert=True)
+            except (TypeError, ValueError) as e:
+                got = getattr(update, "type", type(update).__name__)
+                raise TypeError(
+                    f"The update of the input {variable} must have its type {variable.type}, "
+                    f"got {update} of type {got}: {e}"
+                ) from None
         self.mutable = bool(mutable) if mutable is not None else False
         self.strict = strict
         self.allow_downcast = allow_downcast

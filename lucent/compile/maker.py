@@ -49,23 +49,41 @@ def _check_update(shared_var, update):
                 f"converted to its type {shared_var.type}: {e}"
             ) from None
     try:
+        if not shared_var.type.in_same_class(update.type):
+            raise TypeError("not in the same class")
         return shared_var.type.filter_variable(update, allow_convert=True)
     except TypeError:
         raise TypeError(
             "An update must have the same type as the original shared variable "
             f"(shared_var={shared_var}, shared_var.type={shared_var.type}, "
             f"update_val={update}, update_val.type={update.type}). Cast the update "
-            "expression to the shared variable's dtype and number of dimensions."
+            "expression to the shared variable's dtype and number of dimensions, with "
+            "the same broadcastable (static size 1) dimensions."
         ) from None
 
 
-def _check_givens(givens):
+def _check_givens(givens, explicit_inputs=(), strict=True):
+    """``givens`` as checked ``(old, new)`` pairs.
+
+    An explicit input cannot be replaced: its value comes from the caller,
+    so a replacement would silently ignore the argument. With
+    ``strict=False`` (``rebuild_strict=False``) the replacement may have
+    another type; the graph is rebuilt and each node infers its new type.
+    """
     checked = []
     for old, new in _pairs(givens, "givens"):
         if not isinstance(old, Variable):
             raise TypeError(f"givens keys must be Variables, got {old!r}")
         if isinstance(old, Constant):
             raise TypeError(f"givens cannot replace the constant {old}")
+        if old in explicit_inputs:
+            raise RuntimeError(
+                f"givens tries to replace {old}, which is an input of the function: its value "
+                "is given at each call. Remove it from the inputs, or from givens."
+            )
+        if not strict and isinstance(new, Variable):
+            checked.append((old, new))
+            continue
         try:
             new = old.type.filter_variable(new)
         except TypeError:
@@ -123,6 +141,14 @@ def function(
         Skip argument checks and conversion at call time (faster; the
         caller guarantees the values are right).
     """
+    if not isinstance(no_default_updates, (bool, list, tuple, set, frozenset)) or (
+        not isinstance(no_default_updates, bool)
+        and not all(isinstance(v, SharedVariable) for v in no_default_updates)
+    ):
+        raise TypeError(
+            "no_default_updates must be True, False, or a list of shared variables whose "
+            f"default_update is not applied; got {no_default_updates!r}"
+        )
     if not isinstance(inputs, (list, tuple)):
         raise TypeError(
             "The inputs of function must be given in a list or tuple, "
@@ -152,7 +178,7 @@ def function(
             raise ValueError(f"The shared variable {target} is given more than one update")
         seen_targets.add(target)
         update_pairs.append((target, expr))
-    given_pairs = _check_givens(givens)
+    given_pairs = _check_givens(givens, {i.variable for i in ins}, rebuild_strict)
 
     # Substitute givens in every expression that will be compiled.
     if given_pairs:
@@ -207,7 +233,7 @@ def _implicit_inputs(ins, outs, update_pairs, explicit, no_default_updates, give
     # Update targets are inputs even if nothing reads them.
     pending = [t for t, _ in update_pairs]
     while True:
-        for var in graph_inputs(roots) + pending:
+        for var in graph_inputs(roots, blockers=explicit) + pending:
             if var in explicit or var in found or isinstance(var, Constant):
                 continue
             if isinstance(var, SharedVariable) or getattr(var, "data", None) is not None:
@@ -254,3 +280,9 @@ def _no_default(var, no_default_updates):
 
 
 __all__ = ["function"]
+
+
+# PyTensor's ``pytensor.compile.maker`` also holds the compiler and its errors.
+from lucent.compile.function_module import FunctionMaker, UnusedInputError  # noqa: E402
+
+__all__ += ["FunctionMaker", "UnusedInputError"]

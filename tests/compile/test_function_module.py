@@ -254,22 +254,24 @@ def test_trust_input():
     np.testing.assert_array_equal(f(np.array([1.0, 2.0])), [2.0, 4.0])
 
 
-def test_copy_independent_and_shared_memory():
+def test_copy_shares_shared_variables():
     s = shared(np.float64(0.0), name="s")
     x = lt.dscalar("x")
     f = function([x], s, updates={s: s + x}, name="acc")
     g = f.copy()
     assert g.name == "acc copy"
+    # A shared variable is shared with the copy too (PyTensor's rule): swap it
+    # to give the copy state of its own.
     g(5)
-    assert s.get_value() == 0.0
-    assert g.value[s] == 5.0
+    assert s.get_value() == 5.0
+    assert g.value[s] == 5.0 and f.value[s] == 5.0
     h = f.copy(share_memory=True, name="h")
     h(2)
-    assert s.get_value() == 2.0
+    assert s.get_value() == 7.0
     assert h.name == "h"
     k = f.copy(delete_updates=True)
     k(100)
-    assert s.get_value() == 2.0
+    assert s.get_value() == 7.0
 
 
 def test_copy_swap():
@@ -348,3 +350,95 @@ def test_repr_html_falls_back_to_dprint_without_dot(monkeypatch, tmp_path):
     page = fn._repr_html_()
     assert "<svg" not in page and "<pre>" in page and "Inputs" in page
     assert "apt install graphviz" in page
+
+
+def test_finder_looks_up_containers_by_position_variable_and_name():
+    x, s = lt.dscalars("x", "s")
+    a = lt.dscalar()
+    f = function([x, In(a, name="a"), In(s, value=1.0, update=s + x)], s + a * x)
+    for key in (0, x, "x"):
+        assert f._finder[key] is f.input_storage[0]
+    assert f._finder["a"] is f._finder[a] is f.input_storage[1]
+    assert f._finder[s].value == 1.0
+    f(2.0, 3.0)
+    assert f._finder[s].value == 3.0
+    assert f._inv_finder[id(f._finder[s])].variable is s
+
+
+def test_vm_keeps_values_until_free_when_gc_is_off():
+    x = lt.dvector("x")
+    f = function([x], lt.exp(x) + 1)
+    assert f.vm is f.fn and f.vm.allow_gc is True
+    f.vm.allow_gc = False
+    out = f(np.ones(2))
+    np.testing.assert_allclose(out, np.e + 1)
+    kept = [cell[0] for var, cell in f.vm.storage_map.items() if not isinstance(var, lucent.graph.basic.Constant)]
+    assert any(v is not None for v in kept)
+    f.free()
+    assert all(
+        cell[0] is None
+        for var, cell in f.vm.storage_map.items()
+        if not isinstance(var, lucent.graph.basic.Constant)
+    )
+    np.testing.assert_allclose(f(np.zeros(2)), [2.0, 2.0])
+
+
+def test_mutable_inputs_that_could_alias_are_grouped_and_copied():
+    x1 = lt.dvector("x1")
+    x2 = lt.vector("x2", shape=(3,), dtype="float64")
+    x3 = lt.vector("x3", shape=(1,), dtype="float64")
+    f = function([In(x1, mutable=True), In(x2, mutable=True)], [x1 + 1, x2 + 2])
+    assert f._potential_aliased_input_groups == ((0, 1),)
+    g = function([In(x2, mutable=True), In(x3, mutable=True)], [x2 + 2, x3 + 3])
+    assert g._potential_aliased_input_groups == ()
+    h = function([x1, x2], [x1 + 1, x2 + 2])  # not borrowed: the caller's arrays are never written
+    assert h._potential_aliased_input_groups == ()
+    base = np.zeros(3)
+    r1, r2 = f(base, base)
+    np.testing.assert_allclose(r1, 1.0)
+    np.testing.assert_allclose(r2, 2.0)
+
+
+def test_dprint_is_debugprint_of_the_function():
+    x = lt.dscalar("x")
+    f = function([x], x + 1)
+    assert f.dprint(file="str") == lucent.printing.debugprint(f, file="str")
+
+
+def test_unused_input_is_reported_before_a_missing_one():
+    x, s = lt.dscalars("x", "s")
+    with pytest.raises(UnusedInputError):
+        function([s], x)
+    with pytest.raises(lucent.graph.utils.MissingInputError):
+        function([s], x, on_unused_input="ignore")
+    with pytest.raises(UnusedInputError, match="used twice in inputs"):
+        function([x, x], x)
+
+
+def test_fgraph_carries_the_function_name():
+    x = lt.dscalar("x")
+    assert function([x], x * 2, name="double").maker.fgraph.name == "double"
+
+
+def test_borrowed_output_never_hands_back_an_argument():
+    a = lt.dmatrix("a")
+    aval = np.random.default_rng(0).random((3, 3))
+    f = function([In(a, borrow=False)], Out(a[0, :], borrow=True))
+    out = f(aval)
+    np.testing.assert_allclose(out, aval[0])
+    assert not np.may_share_memory(out, aval)
+    g = function([In(a, borrow=True)], Out(a[0, :], borrow=True))
+    assert np.may_share_memory(g(aval), aval)
+
+
+def test_swapping_shared_values_copies_nothing():
+    A = shared(np.zeros((2, 2)) + 0.5)
+    B = shared(np.zeros((2, 2)) - 0.5)
+    data_a, data_b = A.container.storage[0], B.container.storage[0]
+    f = function([], [], updates=[(A, B), (B, A)])
+    f()
+    assert np.all(A.get_value() == -0.5) and np.all(B.get_value() == 0.5)
+    assert A.container.storage[0] is data_b and B.container.storage[0] is data_a
+    g = function([], [], updates=[(A, B.T)])  # B keeps its buffer: A needs a copy
+    g()
+    assert not np.may_share_memory(A.container.storage[0], B.container.storage[0])

