@@ -22,11 +22,29 @@ repeated subgraph shows ``···`` below its reference line.
 from __future__ import annotations
 
 import io
+import logging
 import sys
 
 from lucent.graph.basic import Apply, Constant, Variable
+from lucent.print_op import Print, _print_fn  # noqa: F401
+from lucent.printers import (  # noqa: F401
+    DefaultPrinter,
+    LeafPrinter,
+    PatternPrinter,
+    Printer,
+    PrinterState,
+    default_printer,
+    leaf_text,
+    leaf_printer,
+)
 
-__all__ = ["debugprint", "dprint", "pp", "pprint", "pydotprint", "char_from_number"]
+_logger = logging.getLogger("lucent.printing")
+
+__all__ = [
+    "debugprint", "dprint", "pp", "pprint", "pydotprint", "char_from_number", "Print", "PPrinter",
+    "Printer", "PrinterState", "PatternPrinter", "DefaultPrinter", "default_printer", "LeafPrinter",
+    "leaf_printer", "min_informative_str", "get_node_by_id",
+]
 
 
 def char_from_number(number: int) -> str:
@@ -68,6 +86,7 @@ class _Printer:
             )
         self.file = file
         self.s = _STYLES[style]
+        self.style = style
         self.id_type = id_type
         self.done = done
         self.used_ids = used_ids
@@ -80,6 +99,12 @@ class _Printer:
         self.print_op_info = print_op_info
         self.storage_map = storage_map
         self.topo_index = None
+        #: Outputs of inner-graph nodes met while printing (``None``: not collected).
+        self.inner_graph_vars = None
+        self.every_inner_graph = False
+        #: ``{variable: "{diag, ...}"}`` from ``lucent.assumptions.assumption_tags``
+        #: when ``print_assumptions`` is on (``None``: not printed).
+        self.assumption_tags = None
 
     # --- identifiers -------------------------------------------------------------
     def get_id(self, obj):
@@ -87,7 +112,11 @@ class _Printer:
         if self.id_type == "":
             return ""
         if obj not in self.used_ids:
-            if self.id_type in ("CHAR", "auto"):
+            if self.id_type == "auto":
+                # The variables' own automatic names (``auto_12``): stable across prints.
+                holder = obj.outputs[0] if isinstance(obj, Apply) else obj
+                ident = getattr(holder, "auto_name", None) or char_from_number(len(self.used_ids))
+            elif self.id_type == "CHAR":
                 ident = char_from_number(len(self.used_ids))
             elif self.id_type == "int":
                 ident = str(len(self.used_ids))
@@ -97,6 +126,14 @@ class _Printer:
         return f"[id {self.used_ids[obj]}]"
 
     # --- one line -----------------------------------------------------------------
+    def type_text(self, vtype):
+        """The classic layout names types as the Type documentation does (their
+        ``repr``, ``TensorType(float64, (2, ?))``); PyTensor 3's layout uses ``str``
+        (``Matrix(float64, shape=(2, ?))``)."""
+        if self.style == "ascii" and type(vtype).__repr__ is not object.__repr__:
+            return repr(vtype)
+        return str(vtype)
+
     def describe(self, var):
         node = var.owner
         if node is not None:
@@ -112,7 +149,7 @@ class _Printer:
         if ident:
             parts.append(ident)
         if self.print_type:
-            parts.append(f"<{var.type}>")
+            parts.append(f"<{self.type_text(var.type)}>")
         if self.print_shape:
             shape = getattr(var.type, "shape", None)
             if shape is not None:
@@ -120,6 +157,8 @@ class _Printer:
                 if len(shape) == 1:
                     dims += ","
                 parts.append(f"shape=({dims})")
+        if self.assumption_tags and var in self.assumption_tags:
+            parts.append(f"a={self.assumption_tags[var]}")
         if node is not None and var.name is not None:
             parts.append(f"'{var.name}'")
         if node is not None:
@@ -141,11 +180,13 @@ class _Printer:
         return " ".join(parts)
 
     # --- the tree -----------------------------------------------------------------
-    def print_tree(self, root):
+    def print_tree(self, root, prefix="", child_prefix=None):
         """Print ``root``'s tree iteratively (deep graphs must not hit the recursion limit)."""
         write = self.file.write
         # Stack entries: (variable, line prefix, children prefix, level)
-        stack = [(root, "", self.s["root"], 1)]
+        if child_prefix is None:
+            child_prefix = self.s["root"]
+        stack = [(root, prefix, child_prefix, 1)]
         while stack:
             var, prefix, child_prefix, level = stack.pop()
             node = var.owner
@@ -153,6 +194,9 @@ class _Printer:
             write(prefix + self.describe(var) + "\n")
             if node is None:
                 continue
+            if self.inner_graph_vars is not None and self._shows_inner_graph(node.op):
+                if not any(v.owner is node for v in self.inner_graph_vars):
+                    self.inner_graph_vars.append(var)
             if key in self.done:
                 self._more(child_prefix)
                 continue
@@ -171,9 +215,61 @@ class _Printer:
                 children.append((inp, line_prefix, sub_prefix, level + 1))
             stack.extend(reversed(children))
 
+    def _shows_inner_graph(self, op):
+        # Ops meant to read as ordinary ops (``SymbolicOp``) keep their body to
+        # themselves unless asked with print_inner_graphs=True.
+        return _has_inner_graph(op) and (
+            self.every_inner_graph or getattr(op, "print_inner_graph_by_default", True)
+        )
+
     def _more(self, child_prefix):
         if self.s["more"] is not None:
             self.file.write(child_prefix + self.s["last"] + self.s["more"] + "\n")
+
+
+# --- the "Inner graphs:" section ----------------------------------------------------
+
+def _has_inner_graph(op):
+    from lucent.graph.op import HasInnerGraph
+
+    return isinstance(op, HasInnerGraph) or isinstance(getattr(op, "scalar_op", None), HasInnerGraph)
+
+
+def _print_inner_graphs(printer):
+    """After the outer trees: each distinct inner-graph op once, with its inner outputs.
+
+    The header names every printed node applying an equal op (``[id B, C]``);
+    each inner output is printed as a tree below a ``←`` mark (``>`` in the
+    ascii layout). Inner-graph nodes found inside inner graphs are appended
+    to the list while it is walked, so nested inner graphs follow.
+    """
+    found = printer.inner_graph_vars
+    if not found:
+        return
+    write = printer.file.write
+    mark = " ← " if printer.s["more"] is not None else " > "
+    write("\nInner graphs:\n")
+    shown = []
+    k = 0
+    while k < len(found):
+        var = found[k]
+        k += 1
+        op = var.owner.op
+        if any(op == other for other in shown):
+            continue
+        shown.append(op)
+        holder = op if not hasattr(op, "scalar_op") else op.scalar_op
+        nodes = list(dict.fromkeys(v.owner for v in found if v.owner.op == op))
+        ids = [printer.get_id(n) for n in nodes]
+        tokens = [i[4:-1] for i in ids if i.startswith("[id ") and i.endswith("]")]
+        header = str(op) + (f" [id {', '.join(tokens)}]" if tokens else "")
+        if printer.print_destroy_map and getattr(op, "destroy_map", None):
+            header += f" d={dict(op.destroy_map)}"
+        if printer.print_view_map and getattr(op, "view_map", None):
+            header += f" v={dict(op.view_map)}"
+        write("\n" + header + "\n")
+        for out in holder.inner_outputs:
+            printer.print_tree(out, prefix=mark, child_prefix="   " + printer.s["root"])
 
 
 def _collect(obj, outputs, topo, fns):
@@ -230,6 +326,8 @@ def debugprint(
     print_shape=False,
     style="ascii",
     id_type=None,
+    print_inner_graphs="auto",
+    print_assumptions=False,
 ):
     """Print the graph of ``obj`` as a tree, one line per variable.
 
@@ -259,6 +357,14 @@ def debugprint(
         For a FunctionGraph or function, list its inputs first.
     style
         ``"ascii"`` (Theano layout, ``|``) or ``"unicode"`` (box drawing).
+    print_inner_graphs
+        True: after the trees, an "Inner graphs:" section prints the inner
+        graph of each op that has one (OpFromGraph, ...); ``"auto"`` (default):
+        the same, except for ops that read as ordinary ops (``SymbolicOp``);
+        False: none.
+    print_assumptions
+        Append ``a={...}`` to each variable with known structural facts
+        (``a={diag}``, ``a={!sym}``; see ``lucent.assumptions``).
 
     Returns
     -------
@@ -287,14 +393,23 @@ def debugprint(
     )
     if holders:
         printer.topo_index = {node: i for i, node in enumerate(topo)}
+    if print_assumptions:
+        # Imported here: the assumptions package sits above the graph layer.
+        from lucent.assumptions import assumption_tags
+
+        printer.assumption_tags = assumption_tags(outputs)
     if print_fgraph_inputs:
         arrow = _STYLES[style]["arrow"]
         for holder in holders:
             fgraph = holder.maker.fgraph if _is_function(holder) else holder
             for inp in fgraph.inputs:
                 out.write(f"{arrow} {printer.describe(inp)}\n")
+    if print_inner_graphs:
+        printer.inner_graph_vars = []
+        printer.every_inner_graph = print_inner_graphs is True
     for var in outputs:
         printer.print_tree(var)
+    _print_inner_graphs(printer)
     if file == "str":
         return out.getvalue()
     return out
@@ -344,22 +459,50 @@ class PPrinter:
     """
 
     def __init__(self):
+        self.op_printers = []
         self.printers = []
 
     def assign(self, condition, printer):
-        """Register ``printer(pp, var) -> str`` for ops matching ``condition``.
+        """Register ``printer`` for the variables matching ``condition``; later ones win.
 
-        ``condition`` is an Op class, an Op instance, or a predicate on the Op.
+        ``condition`` is an Op class, an Op instance, a predicate on the Op
+        (one argument), or PyTensor's predicate ``condition(pstate, var)``
+        (two arguments), which also sees variables without an owner.
+        ``printer`` is a ``Printer`` (``printer.process(var, pstate) ->
+        str``, such as ``PatternPrinter``) or a function ``printer(pp, var,
+        args) -> str`` receiving the inputs' texts already formatted.
         """
         if isinstance(condition, type):
             cls = condition
-            condition = lambda op, cls=cls: isinstance(op, cls)  # noqa: E731
+            test = lambda pstate, var: var.owner is not None and isinstance(var.owner.op, cls)  # noqa: E731
         elif not callable(condition) or hasattr(condition, "make_node"):
             target = condition
-            condition = lambda op, target=target: op == target  # noqa: E731
-        self.printers.insert(0, (condition, printer))
+            test = lambda pstate, var: var.owner is not None and var.owner.op == target  # noqa: E731
+        else:
+            if _n_positional(condition) >= 2:
+                test = condition
+            else:
+                on_op = condition
+                test = lambda pstate, var: var.owner is not None and on_op(var.owner.op)  # noqa: E731
+            self.printers.insert(0, (test, printer))
+            return
+        # Printers for an op or op class come before every predicate (as in PyTensor).
+        self.op_printers.insert(0, (test, printer))
 
-    def process(self, var, top=True):
+    def _printer_for(self, var, pstate):
+        for test, printer in self.op_printers + self.printers:
+            try:
+                matches = test(pstate, var)
+            except Exception:
+                matches = False
+            if matches:
+                return printer
+        return None
+
+    def process(self, var, pstate=None, top=True):
+        """Text of ``var``. ``pstate`` is given when a ``Printer`` asks for an input's text."""
+        if pstate is not None:
+            return self._process_for(var, pstate)
         # Iterative post-order evaluation so deep chains do not recurse.
         memo = {}
         stack = [(var, False)]
@@ -369,7 +512,7 @@ class PPrinter:
                 continue
             node = v.owner
             if node is None or (v.name is not None and (v is not var or not top)):
-                memo[v] = str(v)
+                memo[v] = leaf_text(v)
                 continue
             if not ready:
                 stack.append((v, True))
@@ -378,16 +521,29 @@ class PPrinter:
             memo[v] = self._format(v, [memo[i] for i in node.inputs])
         return memo[var]
 
+    def _process_for(self, var, pstate):
+        """One variable for a ``Printer`` (which recurses through ``pstate.pprinter``)."""
+        if var in pstate.memo:
+            return pstate.memo[var]
+        printer = self._printer_for(var, pstate)
+        if printer is not None and hasattr(printer, "process"):
+            text = printer.process(var, pstate)
+        else:
+            text = self.process(var, top=False)
+        pstate.memo[var] = text
+        return text
+
     def _format(self, var, args):
         node = var.owner
         op = node.op
-        for condition, printer in self.printers:
-            try:
-                matches = condition(op)
-            except Exception:
-                matches = False
-            if matches:
-                return printer(self, var, args)
+        printer = self._printer_for(var, None)
+        if printer is not None:
+            if hasattr(printer, "process"):
+                return printer.process(var, PrinterState(pprinter=self))
+            return printer(self, var, args)
+        subtensor = _subtensor_text(op, node, args)
+        if subtensor is not None:
+            return subtensor
         name = _scalar_name(op) if (hasattr(op, "scalar_op") or _is_scalar_op(op)) else None
         if name in _BINARY and len(args) >= 2:
             return "(" + f" {_BINARY[name]} ".join(args) + ")"
@@ -422,8 +578,46 @@ class PPrinter:
 
     def clone(self):
         cp = PPrinter()
+        cp.op_printers = list(self.op_printers)
         cp.printers = list(self.printers)
         return cp
+
+
+def _n_positional(fn):
+    """How many positional parameters ``fn`` takes (2 for PyTensor's ``(pstate, var)``)."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in params):
+        return 2
+    return sum(1 for p in params if p.kind in kinds)
+
+
+def _subtensor_text(op, node, args):
+    """``x[1, 2:5, ::2]`` for basic indexing (``Subtensor``), or ``None`` for other ops."""
+    idx_list = getattr(op, "idx_list", None)
+    if idx_list is None or type(op).__name__ != "Subtensor":
+        return None
+    index_inputs = iter(zip(node.inputs[1:], args[1:]))
+
+    def one(entry):
+        if entry is None:
+            return ""
+        var, text = next(index_inputs)
+        return str(var.data) if isinstance(var, Constant) else text
+
+    parts = []
+    for entry in idx_list:
+        if isinstance(entry, tuple):  # a slice: (start, stop, step), None where absent
+            start, stop, step = (one(e) for e in entry)
+            parts.append(f"{start}:{stop}" + (f":{step}" if step else ""))
+        else:
+            parts.append(one(entry))
+    return f"{args[0]}[{', '.join(parts)}]"
 
 
 def _is_scalar_op(op):
@@ -445,12 +639,16 @@ def pp(*args):
 # --- graphviz ------------------------------------------------------------------------
 
 def pydotprint(fct, outfile=None, format="png", compact=True, with_ids=False,
-               print_output_file=True, return_image=False, **kwargs):
+               print_output_file=True, return_image=False, cond_highlight=None, **kwargs):
     """Draw the graph of ``fct`` (variable(s), FunctionGraph or function) with graphviz.
 
-    Writes ``outfile`` (default ``lucent.pydotprint.<format>``) or, with
+    Writes ``outfile`` (default ``lucent.pydotprint.<format>`` in
+    ``config.base_compiledir``) or, with
     ``return_image=True``, returns the rendered bytes. Requires the
     ``graphviz`` Python package and the Graphviz ``dot`` program.
+    ``cond_highlight``: the name of an ``IfElse`` node (``True``: the first
+    one) drawn in another colour; when the graph has none, a warning is
+    logged on the ``lucent`` logger and the graph is drawn as usual.
     """
     try:
         import graphviz
@@ -465,6 +663,15 @@ def pydotprint(fct, outfile=None, format="png", compact=True, with_ids=False,
     from lucent.graph.traversal import io_toposort, graph_inputs
 
     nodes = io_toposort(graph_inputs(outputs), outputs)
+    highlighted = None
+    if cond_highlight is not None:
+        highlighted = next(
+            (n for n in nodes if type(n.op).__name__ == "IfElse"
+             and (cond_highlight is True or getattr(n.op, "name", None) == cond_highlight)),
+            None,
+        )
+        if highlighted is None:
+            _logger.warning("pydotprint: cond_highlight is set but there is no IfElse node in the graph")
     dot = graphviz.Digraph(format=format)
     ids = {}
 
@@ -480,7 +687,8 @@ def pydotprint(fct, outfile=None, format="png", compact=True, with_ids=False,
 
     for i, node in enumerate(nodes):
         nid = f"n{i}"
-        dot.node(nid, str(node.op), shape="box", style="filled", fillcolor="cyan")
+        colour = "orange" if node is highlighted else "cyan"
+        dot.node(nid, str(node.op), shape="box", style="filled", fillcolor=colour)
         for j, inp in enumerate(node.inputs):
             dot.edge(vid(inp), nid, label=str(j) if len(node.inputs) > 1 else "")
         for out in node.outputs:
@@ -488,9 +696,84 @@ def pydotprint(fct, outfile=None, format="png", compact=True, with_ids=False,
     if return_image:
         return dot.pipe(format=format)
     if outfile is None:
-        outfile = f"lucent.pydotprint.{format}"
+        # As PyTensor: beside the compile cache, not in the current directory.
+        import os
+
+        from lucent.configdefaults import config
+
+        os.makedirs(config.base_compiledir, exist_ok=True)
+        outfile = os.path.join(config.base_compiledir, f"lucent.pydotprint.{format}")
     base = outfile[: -(len(format) + 1)] if outfile.endswith("." + format) else outfile
     path = dot.render(base, cleanup=True)
     if print_output_file:
         print("The output file is available at", path)
     return path
+
+
+# --- short descriptions and lookups ---------------------------------------------------
+
+def min_informative_str(obj, indent_level=0, _prev_obs=None, _tag_generator=None):
+    """A compact tree of ``obj`` that stops at named variables.
+
+    Each line is ``<indent><tag>. <text>``: the tag is a capital-letter id
+    (``A``, ``B``, ...), the text a variable's name, or for an unnamed
+    computed variable its op followed by its inputs one level deeper. A
+    variable met again is shown as ``<tag>`` alone. Stopping at names keeps
+    error messages short when graphs are built from several named parts.
+    """
+    if _prev_obs is None:
+        _prev_obs = {}
+    if _tag_generator is None:
+        _tag_generator = iter(char_from_number(n) for n in __import__("itertools").count())
+    indent = " " * indent_level
+    if id(obj) in _prev_obs:
+        return f"{indent}<{_prev_obs[id(obj)]}>"
+    tag = next(_tag_generator)
+    _prev_obs[id(obj)] = tag
+    if hasattr(obj, "__array__") and not isinstance(obj, Variable):
+        text = "<ndarray>"
+    elif getattr(obj, "name", None) is not None:
+        text = obj.name
+    elif getattr(obj, "owner", None) is not None:
+        lines = [str(obj.owner.op)]
+        for inp in obj.owner.inputs:
+            lines.append(min_informative_str(inp, indent_level + 1, _prev_obs, _tag_generator))
+        text = "\n".join(lines)
+    else:
+        text = str(obj)
+    return f"{indent}{tag}. {text}"
+
+
+def get_node_by_id(graphs, target_var_id, id_types="CHAR"):
+    """The Apply or Variable that ``debugprint(graphs, ids=id_types)`` shows as ``[id target_var_id]``.
+
+    ``None`` when no object has that id. Inner graphs count too when
+    debugprint prints them, with the ids it gives them.
+    """
+    used_ids = {}
+    debugprint(graphs, file=io.StringIO(), ids=id_types, used_ids=used_ids)
+    for obj, ident in used_ids.items():
+        if ident == str(target_var_id):
+            return obj
+    return None
+
+
+def _try_pydot_import():
+    """The drawing backend ``pydotprint`` uses, or an ImportError saying what to install.
+
+    lucent draws with the ``graphviz`` Python package (not pydot) and the
+    Graphviz ``dot`` program; both must be present.
+    """
+    import shutil
+
+    try:
+        import graphviz
+    except ImportError as e:
+        raise ImportError(
+            "pydotprint needs the 'graphviz' Python package (pip install graphviz)"
+        ) from e
+    if shutil.which("dot") is None:
+        raise ImportError(
+            "pydotprint needs the Graphviz 'dot' program on the PATH (apt install graphviz)"
+        )
+    return graphviz

@@ -125,7 +125,7 @@ def test_multi_output_nodes():
 
 
 def test_type_and_shape():
-    v = lt.tensor("float64", shape=(2, None), name="v")
+    v = lt.tensor(dtype="float64", shape=(2, None), name="v")
     text = debugprint(v, print_type=True, print_shape=True, file="str")
     assert text == "v [id A] <TensorType(float64, (2, ?))> shape=(2, ?)\n"
     w = lt.dvector("w")
@@ -237,3 +237,84 @@ def test_pydotprint_without_graphviz(monkeypatch):
     x = t("x")
     with pytest.raises(ImportError, match="graphviz"):
         pydotprint(F()(x))
+
+
+# --- PyTensor's printer classes, min_informative_str, lookups -----------------------------
+def test_pattern_printer_and_default_printer():
+    from lucent.printing import PatternPrinter, PPrinter, default_printer
+
+    x, y = lt.dvector("x"), lt.dvector("y")
+    z = x + y
+    printer = PPrinter()
+    printer.assign(z.owner.op, PatternPrinter(("|%(0)s - %(1)s|", -1000)))
+    printer.assign(lambda pstate, r: True, default_printer)  # op printers still win
+    assert printer(z) == "|x - y|"
+    assert printer(lt.exp(z)) == "Exp(|x - y|)"
+    with pytest.raises(TypeError, match="at least one pattern"):
+        PatternPrinter()
+    with pytest.raises(TypeError, match="can only print the output of an operation"):
+        from lucent.printing import PrinterState
+
+        PatternPrinter("%(0)s").process(x, PrinterState(pprinter=printer))
+
+
+def test_pp_prints_basic_indexing():
+    m = lt.dmatrix("m")
+    v = lt.dvector("v")
+    assert pp(v[1]) == "v[1]"
+    assert pp(m[1:, ::2]) == "m[1:, ::2]"
+    assert pp(m[:, 0]) == "m[:, 0]"
+
+
+def test_min_informative_str_stops_at_names():
+    from lucent.printing import min_informative_str
+
+    a, b, d, e = (lt.matrix(name=n) for n in "ABDE")
+    c = a + b
+    c.name = "C"
+    g = c + (d + e)
+    assert min_informative_str(g) == "A. Add\n B. C\n C. Add\n  D. D\n  E. E"
+    assert min_informative_str(g + g).splitlines()[-1] == " <B>"
+
+
+def test_get_node_by_id_uses_debugprint_ids():
+    from lucent.printing import get_node_by_id
+
+    x, y = lt.dvector("x"), lt.dvector("y")
+    z = lt.exp(x + y)
+    assert get_node_by_id(z, "A") is z.owner
+    assert get_node_by_id(z, "C") is x
+    assert get_node_by_id(z, "Z") is None
+
+
+def test_debugprint_auto_ids_are_auto_names():
+    x = lt.dvector()
+    y = lt.exp(x)
+    text = debugprint(y, id_type="auto", file="str")
+    assert f"[id {y.auto_name}]" in text and f"[id {x.auto_name}]" in text
+
+
+def test_package_logger_and_pydotprint_cond_highlight_warning(monkeypatch):
+    import logging
+
+    pytest.importorskip("graphviz")
+    from lucent.printing import _try_pydot_import
+
+    try:
+        _try_pydot_import()
+    except ImportError:
+        pytest.skip("Graphviz 'dot' is not installed")
+    assert lucent.pytensor_logger is lucent.logger is logging.getLogger("lucent")
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    lucent.logger.removeHandler(lucent.logging_default_handler)
+    lucent.logger.addHandler(handler)
+    try:
+        x = lt.dvector()
+        pydotprint(x * 2, return_image=True, cond_highlight=True)
+    finally:
+        lucent.logger.addHandler(lucent.logging_default_handler)
+        lucent.logger.removeHandler(handler)
+    assert stream.getvalue() == (
+        "pydotprint: cond_highlight is set but there is no IfElse node in the graph\n"
+    )

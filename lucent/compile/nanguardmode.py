@@ -26,8 +26,11 @@ from lucent.compile.mode import Mode, _make_linker
 from lucent.link.basic import Linker
 
 
-class NanGuardError(FloatingPointError):
+class NanGuardError(FloatingPointError, AssertionError):
     """A node produced NaN, Inf or a huge value (as configured in ``NanGuardMode``).
+
+    It is also an ``AssertionError``, the exception PyTensor's NanGuardMode
+    raises, so code catching that keeps working.
 
     Attributes: ``node`` (``None`` when the replay did not find it),
     ``output_index``, ``what`` (``"NaN"``, ``"Inf"`` or ``"big"``).
@@ -71,10 +74,25 @@ class NanGuardLinker(Linker):
 
     # ------------------------------------------------------------------
     def _bad(self, value):
-        from lucent.debugmode.values import nonfinite_kind
+        """``"NaN"``, ``"Inf"``, ``"big"`` or ``None`` for one value, per the enabled checks.
 
-        big = self.big_threshold if self.big_is_error else None
-        return nonfinite_kind(value, nan=self.nan_is_error, inf=self.inf_is_error, big=big)
+        Every enabled check runs (as in PyTensor), so an all-NaN array also
+        goes through the infinity check, which warns as NumPy does.
+        """
+        arr = _float_array(value)
+        if arr is None:
+            return None
+        found = []
+        if self.nan_is_error and contains_nan(arr):
+            found.append("NaN")
+        if self.inf_is_error and contains_inf(arr):
+            found.append("Inf")
+        if self.big_is_error and not found:
+            with np.errstate(invalid="ignore"):
+                finite = arr if np.isfinite(arr).all() else arr[np.isfinite(arr)]
+                if finite.size and np.abs(finite).max() > self.big_threshold:
+                    found.append("big")
+        return found[0] if found else None
 
     def make_thunk(self, input_storage=None, output_storage=None, storage_map=None):
         fgraph = self.fgraph
@@ -187,6 +205,49 @@ def _describe_output(fgraph, index):
     return f"output {index}"
 
 
+def flatten(nested):
+    """The leaves of nested lists/tuples (and dict views), in order; a non-sequence gives ``[it]``."""
+    if not isinstance(nested, (list, tuple, type({}.values()))):
+        return [nested]
+    leaves = []
+    for item in nested:
+        leaves.extend(flatten(item) if isinstance(item, (list, tuple)) else [item])
+    return leaves
+
+
+def _float_array(value):
+    """``value`` as a float/complex ndarray, or ``None`` when it cannot hold NaN/Inf."""
+    if isinstance(value, np.ndarray):
+        arr = value
+    elif isinstance(value, (np.generic, float, complex)):
+        arr = np.asarray(value)
+    else:
+        return None
+    if arr.dtype.kind not in "fc" or arr.size == 0:
+        return None
+    return arr
+
+
+def contains_nan(arr, node=None, var=None):
+    """True when ``arr`` (an output value) holds a NaN; non-float values never do.
+
+    ``node`` and ``var`` (the Apply and variable that produced it) are
+    accepted for PyTensor compatibility; the value alone decides. ``min``
+    propagates NaN, so one reduction answers without a boolean temporary.
+    """
+    values = _float_array(arr)
+    return values is not None and bool(np.isnan(np.min(values)))
+
+
+def contains_inf(arr, node=None, var=None):
+    """True when ``arr`` holds +Inf or -Inf (NaNs are ignored); non-float values never do."""
+    values = _float_array(arr)
+    if values is None:
+        return False
+    # nanmax/nanmin skip NaNs (an all-NaN array gives NumPy's RuntimeWarning and False).
+    return bool(np.isinf(np.nanmax(values)) or np.isinf(np.nanmin(values)))
+
+
 class NanGuardMode(Mode):
     """FAST_RUN that stops at NaN/Inf and names the node that produced it.
 
@@ -195,17 +256,30 @@ class NanGuardMode(Mode):
     nan_is_error, inf_is_error
         Treat NaN / infinities in an output or update as errors.
     big_is_error
-        Also treat values larger than ``big_threshold`` (1e10) in magnitude as errors.
+        Also treat values larger than ``big_threshold`` (1e10) in magnitude
+        as errors.
+        The three default to ``config.NanGuardMode__nan_is_error`` /
+        ``__inf_is_error`` / ``__big_is_error`` (all True, as in PyTensor).
     optimizer
-        The rewrites (default ``"fast_run"``).
+        The rewrites (default: FAST_RUN's).
+    db
+        Accepted for PyTensor's signature (the rewrite database); lucent
+        modes query ``optdb``.
     """
 
-    def __init__(self, nan_is_error=True, inf_is_error=True, big_is_error=False, optimizer="fast_run",
-                 linker=None, big_threshold=1e10, name="NanGuardMode"):
+    def __init__(self, nan_is_error=None, inf_is_error=None, big_is_error=None, optimizer="default",
+                 linker=None, db=None, big_threshold=1e10, name="NanGuardMode"):
+        from lucent.configdefaults import config
+
+        def flag(value, name):
+            return bool(getattr(config, f"NanGuardMode__{name}", True)) if value is None else value
+
         inner = linker if isinstance(linker, Linker) else None
-        guard = NanGuardLinker(nan_is_error, inf_is_error, big_is_error, inner=inner,
-                               big_threshold=big_threshold)
-        super().__init__(linker=guard, optimizer=optimizer, name=name)
+        guard = NanGuardLinker(
+            flag(nan_is_error, "nan_is_error"), flag(inf_is_error, "inf_is_error"),
+            flag(big_is_error, "big_is_error"), inner=inner, big_threshold=big_threshold,
+        )
+        super().__init__(linker=guard, optimizer=optimizer, db=db, name=name)
 
     def __repr__(self):
         g = self.linker
@@ -217,4 +291,4 @@ class NanGuardMode(Mode):
     __str__ = __repr__
 
 
-__all__ = ["NanGuardMode", "NanGuardLinker", "NanGuardError"]
+__all__ = ["NanGuardMode", "NanGuardLinker", "NanGuardError", "contains_nan", "contains_inf", "flatten"]

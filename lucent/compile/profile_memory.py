@@ -147,4 +147,90 @@ def schedule_memory(fgraph, order, sizes):
     return usage
 
 
-__all__ = ["CREATED", "VIEW", "INPLACE", "output_kind", "schedule_memory", "MemoryUsage"]
+def min_peak_memory(fgraph, nodes, sizes, max_states=200_000):
+    """The smallest peak memory over every valid order of ``nodes``, with the same model.
+
+    Returns ``(peak, order)``, or ``None`` when the search would visit more
+    than ``max_states`` sets of finished nodes (the number of valid orders
+    grows exponentially with the graph's width).
+
+    The memory alive at any point depends only on *which* nodes have run, not
+    in which order, so a search over those sets with memoisation finds the
+    optimum without enumerating every order.
+    """
+    nodes = list(nodes)
+    node_set = set(nodes)
+    graph_outputs = set(fgraph.outputs)
+    readers = {}
+    for node in nodes:
+        for var in node.inputs:
+            readers.setdefault(var, set()).add(node)
+    preds = {
+        node: {v.owner for v in node.inputs if v.owner is not None and v.owner in node_set}
+        for node in nodes
+    }
+    bases = {}
+    buffer_bytes = {}
+    for node in fgraph.toposort():
+        if node not in node_set:
+            continue
+        node_sizes = sizes.get(node) or []
+        for j, out in enumerate(node.outputs):
+            reused = _reused_inputs(node, j)
+            if reused:
+                used = set()
+                for k in reused:
+                    used |= bases.get(node.inputs[k], set())
+            else:
+                buffer_bytes[out] = node_sizes[j] if j < len(node_sizes) and node_sizes[j] else 0
+                used = {out}
+            bases[out] = frozenset(used)
+
+    def live(done, running):
+        alive = set()
+        for node in list(done) + [running]:
+            for var in node.outputs:
+                if (node is running or var in graph_outputs
+                        or any(r not in done for r in readers.get(var, ()))):
+                    alive |= bases.get(var, frozenset())
+        return sum(buffer_bytes[b] for b in alive)
+
+    memo = {}
+    everything = frozenset(nodes)
+
+    def best(done):
+        if done == everything:
+            return 0, ()
+        hit = memo.get(done)
+        if hit is not None:
+            return hit
+        if len(memo) >= max_states:
+            raise _TooLarge
+        result = None
+        for node in nodes:
+            if node in done or not preds[node] <= done:
+                continue
+            here = live(done, node)
+            if result is not None and here >= result[0]:
+                continue
+            rest_peak, rest_order = best(done | {node})
+            peak = max(here, rest_peak)
+            if result is None or peak < result[0]:
+                result = (peak, (node,) + rest_order)
+        memo[done] = result
+        return result
+
+    try:
+        peak, order = best(frozenset())
+    except _TooLarge:
+        return None
+    return peak, list(order)
+
+
+class _TooLarge(Exception):
+    """The search for the smallest peak visited too many states."""
+
+
+__all__ = [
+    "CREATED", "VIEW", "INPLACE", "output_kind", "schedule_memory", "min_peak_memory", "MemoryUsage",
+]

@@ -28,7 +28,7 @@ from __future__ import annotations
 import html
 import sys
 
-from lucent.compile.profile_memory import output_kind, schedule_memory
+from lucent.compile.profile_memory import min_peak_memory, output_kind, schedule_memory
 from lucent.graph.utils import MethodNotDefined
 
 SORT_KEYS = ("time", "bytes", "order")
@@ -37,16 +37,49 @@ SORT_KEYS = ("time", "bytes", "order")
 COLUMNS = ("Node", "Op", "Output shapes", "Bytes", "Kind", "Time (s)", "Per call (s)", "% time", "Runs")
 
 
-def _value_size(var, value):
-    """Bytes of ``value`` as its type measures them, or ``None`` when it cannot tell."""
+class _ShapeInfo:
+    """What a Type's ``get_shape_info`` returned for one value, kept until the report.
+
+    The seed's contract: ``get_shape_info`` runs during the call (so it must
+    be cheap, and the profile keeps no reference to the value), ``get_size``
+    runs only when the report needs bytes.
+    """
+
+    __slots__ = ("type", "info")
+
+    def __init__(self, type_, info):
+        self.type = type_
+        self.info = info
+
+    def size(self):
+        try:
+            return int(self.type.get_size(self.info))
+        except (MethodNotDefined, NotImplementedError, AttributeError, TypeError):
+            return None
+
+
+def _shape_info(var, value):
+    """During a call: ``_ShapeInfo`` of ``value``, its ``nbytes`` if its type cannot tell, or ``None``."""
     if value is None:
         return None
     type_ = var.type
     try:
-        return int(type_.get_size(type_.get_shape_info(value)))
+        return _ShapeInfo(type_, type_.get_shape_info(value))
     except (MethodNotDefined, NotImplementedError, AttributeError, TypeError):
         nbytes = getattr(value, "nbytes", None)
         return int(nbytes) if nbytes is not None else None
+
+
+def _size_of(recorded):
+    """Bytes from what ``_shape_info`` recorded (calls the Type's ``get_size``)."""
+    if isinstance(recorded, _ShapeInfo):
+        return recorded.size()
+    return recorded
+
+
+def _value_size(var, value):
+    """Bytes of ``value`` as its type measures them, or ``None`` when it cannot tell."""
+    return _size_of(_shape_info(var, value))
 
 
 def _value_shape(value):
@@ -104,8 +137,21 @@ def _row_cells(row, peak_mark):
 class ProfileStats:
     """Time and memory of one compiled function, node by node, over all its calls.
 
+    The constructor takes PyTensor's arguments first, so
+    ``ProfileStats(False, gpu_checks=False)`` works as there.
+
     Parameters
     ----------
+    atexit_print
+        Print this profile's summary when the interpreter exits (if it saw
+        at least one call), as PyTensor does; ``False`` for a profile you
+        read yourself.
+    flag_time_thunks
+        Whether node times are measured (``None``: yes). With ``False`` only
+        the call times and memory are recorded.
+    gpu_checks
+        PyTensor checks GPU synchronisation when profiling; lucent runs on
+        the CPU only, so there is nothing to check. Kept as an attribute.
     message
         A name for the report (``function(..., profile="name")`` sets it;
         ``profile=True`` uses the function's name).
@@ -136,7 +182,11 @@ class ProfileStats:
         What the times mean, set by the linker.
     """
 
-    def __init__(self, message=None, fgraph=None, order=None):
+    def __init__(self, atexit_print=True, flag_time_thunks=None, gpu_checks=True, message=None,
+                 fgraph=None, order=None, **kwargs):
+        self.atexit_print = bool(atexit_print)
+        self.flag_time_thunks = True if flag_time_thunks is None else bool(flag_time_thunks)
+        self.gpu_checks = gpu_checks
         self.message = message
         self.how_measured = "not stated by the linker"
         self.calls = 0
@@ -145,16 +195,25 @@ class ProfileStats:
         self.compile_time = 0.0
         self.node_runs = {}
         self.node_time = {}
-        self.output_sizes = {}
+        self.output_shape_infos = {}
         self.output_shapes = {}
-        self.input_bytes = None
+        self._input_infos = None
+        self._sizes = None
         self.node_notes = {}
+        self.rewriter_profile = None
         self.fgraph = None
         self.order = None
         self._pending = None
         self._memory = None
+        for key, value in kwargs.items():
+            if key.startswith("_") or callable(getattr(type(self), key, None)):
+                raise TypeError(f"ProfileStats() got an unexpected keyword argument {key!r}")
+            setattr(self, key, value)
         if fgraph is not None:
             self.attach(fgraph, order)
+        if self.atexit_print:
+            _atexit_print_list.append(self)
+            _register_atexit()
 
     # --- set-up by the linker ------------------------------------------------------
     def attach(self, fgraph, order=None):
@@ -172,11 +231,19 @@ class ProfileStats:
         self.fgraph = fgraph
         self.order = list(order) if order is not None else list(fgraph.toposort())
         self._memory = None
+        from lucent.configdefaults import config
+
+        history = getattr(fgraph, "rewrite_history", None)
+        if getattr(config, "profile_optimizer", False) and history is not None:
+            self.rewriter_profile = dict(history.counts())
         return self
 
     def empty_copy(self):
         """A new, empty ProfileStats with the same message (for a copy of the function)."""
-        return type(self)(message=self.message)
+        return type(self)(
+            atexit_print=self.atexit_print, flag_time_thunks=self.flag_time_thunks,
+            gpu_checks=self.gpu_checks, message=self.message,
+        )
 
     # --- recording, by the linker ----------------------------------------------------
     def start_call(self, input_values=None):
@@ -184,12 +251,10 @@ class ProfileStats:
         if self._pending is not None:
             # The previous call never ended: it raised in a linker that did not say so.
             self.failed_calls += 1
-        input_bytes = None
+        input_infos = None
         if input_values is not None and self.fgraph is not None:
-            input_bytes = 0
-            for var, value in zip(self.fgraph.inputs, input_values):
-                input_bytes += _value_size(var, value) or 0
-        self._pending = ([], input_bytes)
+            input_infos = [_shape_info(var, v) for var, v in zip(self.fgraph.inputs, input_values)]
+        self._pending = ([], input_infos)
 
     def record_node(self, node, seconds, output_values):
         """``node`` ran in ``seconds`` and produced ``output_values`` (one per output)."""
@@ -200,26 +265,29 @@ class ProfileStats:
                 f"record_node got {len(output_values)} output values for {node}, which has "
                 f"{len(node.outputs)} outputs; pass one value per output"
             )
-        sizes = [_value_size(var, value) for var, value in zip(node.outputs, output_values)]
+        infos = [_shape_info(var, value) for var, value in zip(node.outputs, output_values)]
         shapes = [_value_shape(value) for value in output_values]
-        self._pending[0].append((node, seconds, sizes, shapes))
+        if not self.flag_time_thunks:
+            seconds = 0.0
+        self._pending[0].append((node, seconds, infos, shapes))
 
     def end_call(self, seconds):
         """The call completed in ``seconds`` (wall time); its node records now count."""
         if self._pending is None:
             self.start_call()
-        records, input_bytes = self._pending
+        records, input_infos = self._pending
         self._pending = None
         self.calls += 1
         self.call_time += seconds
-        for node, node_seconds, sizes, shapes in records:
+        for node, node_seconds, infos, shapes in records:
             self.node_runs[node] = self.node_runs.get(node, 0) + 1
             self.node_time[node] = self.node_time.get(node, 0.0) + node_seconds
-            self.output_sizes[node] = sizes
+            self.output_shape_infos[node] = infos
             self.output_shapes[node] = shapes
-        if input_bytes is not None:
-            self.input_bytes = input_bytes
+        if input_infos is not None:
+            self._input_infos = input_infos
         self._memory = None
+        self._sizes = None
 
     def abort_call(self):
         """The call raised: forget its node records and count it as failed."""
@@ -228,6 +296,27 @@ class ProfileStats:
             self.failed_calls += 1
 
     # --- derived numbers -----------------------------------------------------------
+    @property
+    def output_sizes(self):
+        """``{node: [bytes or None per output]}`` of the last completed call.
+
+        Computed when first needed after a call, with each output Type's
+        ``get_size`` on the shape information recorded during the call.
+        """
+        if self._sizes is None:
+            self._sizes = {
+                node: [_size_of(info) for info in infos]
+                for node, infos in self.output_shape_infos.items()
+            }
+        return self._sizes
+
+    @property
+    def input_bytes(self):
+        """Total size of the graph inputs in the last call (``None`` when not recorded)."""
+        if self._input_infos is None:
+            return None
+        return sum(_size_of(info) or 0 for info in self._input_infos)
+
     def _nodes(self):
         if self.order is not None:
             known = set(self.order)
@@ -324,6 +413,9 @@ class ProfileStats:
                 "  Memory (last call):",
                 f"    Created per call: {_bytes_text(memory.total_created)}",
                 f"    Peak: {peak}",
+            ]
+            lines += self._min_peak_lines(memory)
+            lines += [
                 f"    Held by the outputs after the call: {_bytes_text(memory.held_after)}",
                 f"    Graph inputs: {inputs} (not counted in the peak or the created bytes)",
                 "    Model: each intermediate is freed after its last reader ran; view and "
@@ -331,10 +423,36 @@ class ProfileStats:
             ]
         return lines
 
-    def summary(self, sort_by="time", n=None, file=sys.stdout):
-        """Print the report: totals, memory, then the node table (``n`` rows at most)."""
+    def _min_peak_lines(self, memory):
+        """With ``config.profiling__min_peak_memory``: the best peak over all node orders."""
+        from lucent.configdefaults import config
+
+        if not getattr(config, "profiling__min_peak_memory", False):
+            return []
+        found = min_peak_memory(self.fgraph, self._nodes(), self.output_sizes)
+        if found is None:
+            return ["    Smallest peak over all valid node orders: not computed (too many orders)"]
+        best, _order = found
+        return [
+            f"    Smallest peak over all valid node orders: {_bytes_text(best)} "
+            f"(this schedule: {_bytes_text(memory.peak)})"
+        ]
+
+    def summary(self, file=None, n_ops_to_print=20, n_apply_to_print=20, sort_by="time", n=None):
+        """Print the report: totals, memory, the ops, then the node table.
+
+        ``file`` defaults to ``sys.stderr`` (as PyTensor's); the op table
+        shows ``n_ops_to_print`` ops and the node table ``n`` rows (default
+        ``n_apply_to_print``; ``None`` for all), sorted by ``sort_by``
+        (``"time"``, ``"bytes"`` or ``"order"``).
+        """
+        if file is None:
+            file = sys.stderr
+        if n is None:
+            n = n_apply_to_print
         rows = self.as_rows(sort_by)
         lines = self._header_lines()
+        lines += self._op_lines(rows, n_ops_to_print)
         lines.append(f"  Nodes (sorted by {sort_by}; * marks the peak-memory node):")
         table = [COLUMNS]
         shown = rows if n is None else rows[:n]
@@ -363,7 +481,39 @@ class ProfileStats:
         if notes:
             lines.append("  Notes:")
             lines += [f"    node {position}: {note}" for position, note in sorted(notes)]
+        lines += self._rewriter_lines()
         print("\n".join(lines), file=file)
+
+    def _op_lines(self, rows, limit):
+        """Time per op (all nodes of one op together), largest first."""
+        per_op = {}
+        for row in rows:
+            entry = per_op.setdefault(row["op"], [0.0, 0, 0])
+            entry[0] += row["time"]
+            entry[1] += 1
+            entry[2] += row["runs"]
+        if not per_op:
+            return []
+        total = self.node_time_total
+        ranked = sorted(per_op.items(), key=lambda item: (-item[1][0], item[0]))
+        lines = [f"  Ops (sorted by time; {len(ranked)} in all):"]
+        for op, (time_, nodes, runs) in ranked[: (limit if limit is not None else len(ranked))]:
+            share = 100.0 * time_ / total if total > 0 else 0.0
+            lines.append(f"    {share:5.1f}%  {time_:.6f} s  {nodes} node(s), {runs} run(s)  {op}")
+        if limit is not None and len(ranked) > limit:
+            lines.append(f"    ... {len(ranked) - limit} more ops")
+        return lines
+
+    def _rewriter_lines(self):
+        """The rewrites applied when compiling (with ``config.profile_optimizer``)."""
+        if self.rewriter_profile is None:
+            return []
+        lines = ["  Rewriter Profile (rewrites applied when the function was compiled):"]
+        if not self.rewriter_profile:
+            lines.append("    no rewrite changed the graph")
+        for name, count in sorted(self.rewriter_profile.items(), key=lambda i: (-i[1], i[0])):
+            lines.append(f"    {count:5d}  {name}")
+        return lines
 
     def _repr_html_(self):
         """An HTML table of the nodes in schedule order; the peak-memory row is marked."""
@@ -403,6 +553,35 @@ class ProfileStats:
     @property
     def apply_callcount(self):
         return dict(self.node_runs)
+
+
+#: Profiles made with ``atexit_print=True``, printed when the interpreter exits.
+_atexit_print_list = []
+_atexit_registered = False
+
+
+def _register_atexit():
+    global _atexit_registered
+    if not _atexit_registered:
+        import atexit
+
+        atexit.register(_atexit_print_fn)
+        _atexit_registered = True
+
+
+def _atexit_print_fn():
+    """With ``config.profile`` on, print the summary of every at-exit profile that saw a call."""
+    from lucent.configdefaults import config
+
+    if not config.profile:
+        return
+    for profile in _atexit_print_list:
+        if profile.calls or profile.failed_calls:
+            try:
+                profile.summary(file=sys.stderr)
+                print(file=sys.stderr)
+            except Exception as e:  # a broken profile must not hide the others
+                print(f"lucent: cannot print the profile {profile!r}: {e}", file=sys.stderr)
 
 
 def make_profile(profile, name=None):

@@ -18,10 +18,12 @@ from lucent.debugmode.errors import (
     DebugModeError,
     InvalidValueError,
     NonFiniteOutput,
+    StochasticOrder,
 )
 from lucent.debugmode.linker import DebugLinker
 from lucent.debugmode.mode import DebugMode
 from lucent.debugmode.report import DebugReport
+from lucent.debugmode.values import str_diagnostic
 
 __all__ = [
     "DebugMode",
@@ -34,4 +36,6 @@ __all__ = [
     "BadDestroyMap",
     "NonFiniteOutput",
     "BadOptimization",
+    "StochasticOrder",
+    "str_diagnostic",
 ]

@@ -11,6 +11,8 @@ inspect them without parsing text.
 
 from __future__ import annotations
 
+from lucent.graph.features import BadOptimization as _GraphBadOptimization
+
 
 class DebugModeError(Exception):
     """A problem found by DebugMode.
@@ -102,16 +104,41 @@ class NonFiniteOutput(DebugModeError):
     kind = "NonFiniteOutput"
 
 
-class BadOptimization(DebugModeError):
+class BadOptimization(DebugModeError, _GraphBadOptimization):
     """A rewrite replaced a variable by one that computes a different value.
 
     Both variables are evaluated on the Python path from the call's inputs.
     Extra attributes: ``rewrite`` (its name), ``step`` (its position in the
     rewrite history), ``old``, ``new`` (the variables), ``old_value``,
-    ``new_value``, ``difference``.
+    ``new_value``, ``difference``; and the same under the names of
+    ``lucent.graph.features.BadOptimization`` (``reason``, ``old_r``,
+    ``new_r``, ``old_r_val``, ``new_r_val``), which it also is, so code
+    catching that class catches DebugMode's.
     """
 
     kind = "BadOptimization"
+
+    def __init__(self, summary, sections=(), node=None, path=None, **details):
+        super().__init__(summary, sections, node=node, path=path, **details)
+        self.reason = details.get("rewrite")
+        self.old_r = details.get("old")
+        self.new_r = details.get("new")
+        self.old_r_val = details.get("old_value")
+        self.new_r_val = details.get("new_value")
+
+
+class StochasticOrder(DebugModeError):
+    """Rewriting the same graph several times gave different graphs.
+
+    DebugMode rewrites each function's graph ``stability_patience`` times;
+    a rewrite whose result depends on something other than the graph (most
+    often iterating over objects in an ``id()``/hash order, or state kept
+    between calls) makes the graphs differ. Extra attributes: ``attempt``
+    (which repetition differed, counting the first as 0), ``first`` and
+    ``other`` (the two rewritten graphs as text).
+    """
+
+    kind = "StochasticOrder"
 
 
 __all__ = [
@@ -122,4 +149,5 @@ __all__ = [
     "BadDestroyMap",
     "NonFiniteOutput",
     "BadOptimization",
+    "StochasticOrder",
 ]

@@ -48,15 +48,19 @@ class DebugLinker(Linker):
         Also report nodes producing NaN/Inf from finite inputs.
     check_rewrites
         Re-evaluate the recorded rewrites after each call.
+    check_kernels
+        Run and compare each node's Numba kernel (default True); ``False``
+        checks the reference path (perform) alone.
     """
 
-    def __init__(self, on_error="raise", check_nan=False, check_rewrites=True):
+    def __init__(self, on_error="raise", check_nan=False, check_rewrites=True, check_kernels=True):
         if on_error not in ON_ERROR:
             raise ValueError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
         self.fgraph = None
         self.on_error = on_error
         self.check_nan = check_nan
         self.check_rewrites = check_rewrites
+        self.check_kernels = check_kernels
         self.allow_gc = False
         self.no_recycling = []
         self.profile = None
@@ -88,7 +92,15 @@ class DebugLinker(Linker):
         checks = []
         for node in order:
             node.op.prepare_node(node, storage_map, None, "py")
-            checks.append(NodeCheck(node, check_nan=self.check_nan, origins=origins))
+            used = [
+                j for j, out in enumerate(node.outputs)
+                if any(client != "output" for client, _ in fgraph.clients.get(out, ()))
+            ]
+            check = NodeCheck(node, check_nan=self.check_nan, origins=origins, used_outputs=used)
+            if not self.check_kernels:
+                check.kernel = None
+                check.reference_only_reason = "the mode does not check compiled code (check_c_code=False)"
+            checks.append(check)
         rewrites = RewriteCheck(fgraph, origins) if self.check_rewrites else None
 
         input_cells = [storage_map[v] for v in fgraph.inputs]

@@ -60,8 +60,12 @@ class NodeCheck:
         it has a kernel).
     """
 
-    def __init__(self, node, check_nan=False, origins=None):
+    def __init__(self, node, check_nan=False, origins=None, used_outputs=None):
         self.node = node
+        #: Indices of the outputs that another node reads (not only the caller).
+        self.used_outputs = (
+            set(range(len(node.outputs))) if used_outputs is None else set(used_outputs)
+        )
         self.check_nan = check_nan
         self.origins = origins
         op = node.op
@@ -135,9 +139,27 @@ class NodeCheck:
 
     # ------------------------------------------------------------------
     def _check_path(self, path, originals, copies, outputs):
-        """Validity, aliasing and input modification of one path's results."""
+        """Input modification, validity and aliasing of one path's results.
+
+        Destroyed inputs are reported first: an op that writes into its input
+        usually also returns it, and the write is the real problem.
+        """
         node = self.node
         problems = []
+        for i, (inp, before, after) in enumerate(zip(node.inputs, originals, copies)):
+            if i in self.destroyed or is_immutable(after):
+                continue
+            if not _equal(inp.type, before, after):
+                diff = difference(before, after)
+                problems.append(self._problem(
+                    BadDestroyMap, originals,
+                    f"{PATHS[path].capitalize()} of {node.op} changed its input {i} ({inp}), but the "
+                    f"op's destroy_map ({_declared(node.op)}) does not declare input {i} destroyed: "
+                    "expected the input to be left as it was",
+                    [("input before", abbreviate(before)), ("input after", abbreviate(after)),
+                     ("difference", format_difference(diff) or "(not numeric)")],
+                    path=path, input_index=i, before=before, after=after, difference=diff,
+                ))
         for j, (var, value) in enumerate(zip(node.outputs, outputs)):
             if not var.type.is_valid_value(value, strict=True):
                 reason = _validity_message(var.type, value)
@@ -162,20 +184,38 @@ class NodeCheck:
                         [(f"output {j} ({path})", abbreviate(value))],
                         path=path, output_index=j, input_index=i,
                     ))
-        for i, (inp, before, after) in enumerate(zip(node.inputs, originals, copies)):
-            if i in self.destroyed or is_immutable(after):
+        problems.extend(self._check_output_aliasing(path, originals, outputs))
+        return problems
+
+    def _check_output_aliasing(self, path, originals, outputs):
+        """Two outputs sharing memory that no declaration covers.
+
+        Allowed when an output is declared a view of (or destroys) an input,
+        since the graph then already treats the memory as shared, and when an
+        output is read by no other node (it only goes back to the caller, who
+        gets copies, or is unused), since then nothing can write into one
+        through the other. Otherwise a later in-place op on one output would
+        silently change the other.
+        """
+        node = self.node
+        problems = []
+        for j, var in enumerate(node.outputs):
+            if self.may_alias[j] or j not in self.used_outputs or is_immutable(outputs[j]):
                 continue
-            if not _equal(inp.type, before, after):
-                diff = difference(before, after)
-                problems.append(self._problem(
-                    BadDestroyMap, originals,
-                    f"{PATHS[path].capitalize()} of {node.op} changed its input {i} ({inp}), but the "
-                    f"op's destroy_map ({_declared(node.op)}) does not declare input {i} destroyed: "
-                    "expected the input to be left as it was",
-                    [("input before", abbreviate(before)), ("input after", abbreviate(after)),
-                     ("difference", format_difference(diff) or "(not numeric)")],
-                    path=path, input_index=i, before=before, after=after, difference=diff,
-                ))
+            for k in range(j + 1, len(node.outputs)):
+                if self.may_alias[k] or k not in self.used_outputs or is_immutable(outputs[k]):
+                    continue
+                if var.type.may_share_memory(outputs[j], outputs[k]):
+                    problems.append(self._problem(
+                        BadViewMap, originals,
+                        f"Outputs {j} and {k} of {node.op} computed by {PATHS[path]} share memory "
+                        "and both are used by other nodes, but view_map cannot declare one output "
+                        f"a view of another ({_declared(node.op)}): expected separate arrays, or "
+                        "both outputs declared views of the same input",
+                        [(f"output {j} ({path})", abbreviate(outputs[j])),
+                         (f"output {k} ({path})", abbreviate(outputs[k]))],
+                        path=path, output_index=j, input_index=None, out_alias_index=k,
+                    ))
         return problems
 
     def _compare(self, values, ref, kern, earlier):

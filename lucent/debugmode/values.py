@@ -155,7 +155,67 @@ def has_nonfinite(value):
     return nonfinite_kind(value) is not None
 
 
+def _summary_line(label, value):
+    """``label: shape dtype strides min max n_inf n_nan`` or ``None`` for non-arrays."""
+    try:
+        arr = value if isinstance(value, np.ndarray) else None
+        if arr is None:
+            return None
+        with np.errstate(invalid="ignore"):
+            lo = arr.min() if arr.size else "-"
+            hi = arr.max() if arr.size else "-"
+            n_inf = int(np.isinf(arr).sum()) if arr.dtype.kind in "fc" else 0
+            n_nan = int(np.isnan(arr).sum()) if arr.dtype.kind in "fc" else 0
+        return f"  {label}: {arr.shape} {arr.dtype} {arr.strides} {lo} {hi} {n_inf} {n_nan}"
+    except Exception:  # a summary must never hide the report it belongs to
+        return None
+
+
+def str_diagnostic(expected, value, rtol, atol):
+    """A multi-line text explaining how ``value`` differs from ``expected``.
+
+    Used in failure messages of value comparisons: a one-line summary of each
+    array (shape, dtype, strides, min, max, number of infinities and NaNs),
+    both values, statistics of the absolute and relative differences, and the
+    tolerances the comparison used (``rtol`` / ``atol``, or the defaults for
+    the dtypes when ``None``).
+    """
+    from lucent.tensor.type import _get_atol_rtol
+
+    lines = []
+    head = [_summary_line("Expected", expected), _summary_line("Value   ", value)]
+    if any(head):
+        lines.append("            shape, dtype, strides, min, max, n_inf, n_nan:")
+        lines.extend(h for h in head if h)
+    lines.append(f"  expected : {expected}")
+    lines.append(f"  value    : {value}")
+    try:
+        ov = np.asarray(expected)
+        nv = np.asarray(value)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            absdiff = np.absolute(nv - ov)
+            reldiff = absdiff / np.absolute(ov)
+        for name, d in (("Abs", absdiff), ("Rel", reldiff)):
+            lines.append(
+                f"  {name} diff: max {np.max(d)}, mean {np.mean(d)}, median {np.median(d)}, "
+                f"std {np.std(d)}"
+            )
+    except Exception:  # values that cannot be subtracted: nothing more to say
+        pass
+    try:
+        atol_, rtol_ = _get_atol_rtol(np.asarray(expected), np.asarray(value))
+    except Exception:
+        atol_, rtol_ = None, None
+    if rtol is not None:
+        rtol_ = rtol
+    if atol is not None:
+        atol_ = atol
+    lines.append(f"  rtol, atol: {rtol_} {atol_}")
+    return "\n".join(lines) + "\n"
+
+
 __all__ = [
+    "str_diagnostic",
     "copy_value",
     "is_immutable",
     "describe_value",

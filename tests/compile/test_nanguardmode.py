@@ -64,3 +64,34 @@ def test_nan_in_input_is_named():
     f = lucent.function([x], x * 2, mode="NanGuardMode")
     with pytest.raises(NanGuardError, match="graph input x"):
         f(np.array([np.nan]))
+
+
+def test_pytensor_module_path_and_value_checks():
+    import numpy as np
+
+    from lucent.compile.debug.nanguardmode import NanGuardMode as PathNanGuardMode
+    from lucent.compile.debug.nanguardmode import contains_inf, contains_nan, flatten
+    from lucent.compile.nanguardmode import NanGuardMode as HomeNanGuardMode
+
+    assert PathNanGuardMode is HomeNanGuardMode
+    assert contains_nan(np.array([1.0, np.nan])) and not contains_nan(np.array([1.0, np.inf]))
+    assert contains_inf(np.array([np.nan, -np.inf])) and not contains_inf(np.array([np.nan, 1.0]))
+    with pytest.warns(RuntimeWarning):  # as NumPy (and PyTensor) do for an all-NaN array
+        assert not contains_inf(np.array([np.nan, np.nan]))
+    assert not contains_nan(np.arange(3)) and not contains_inf(np.arange(3))  # integers never
+    assert not contains_nan(np.array([], dtype="float64")) and not contains_inf("text")
+    assert contains_nan(np.float32("nan")) and contains_inf(float("inf"))
+    assert flatten([1, [2, (3, [4])], 5]) == [1, 2, 3, 4, 5] and flatten(7) == [7]
+
+
+def test_defaults_come_from_config_as_in_pytensor():
+    import numpy as np
+
+    x = lt.dvector("x")
+    f = lucent.function([x], lt.exp(x), mode=NanGuardMode())
+    with pytest.raises(AssertionError, match="big"):  # NanGuardError is an AssertionError too
+        f(np.array([30.0]))
+    with lucent.config.change_flags(NanGuardMode__big_is_error=False):
+        g = lucent.function([x], lt.exp(x), mode=NanGuardMode())
+    assert g(np.array([30.0]))[0] > 1e10
+    assert NanGuardMode(big_is_error=False).linker.big_is_error is False

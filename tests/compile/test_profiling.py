@@ -335,3 +335,121 @@ def test_failing_second_in_place_writer_changes_nothing(lucent_mode):
     np.testing.assert_array_equal(W1.get_value(), np.zeros(3))
     np.testing.assert_array_equal(W2.get_value(), np.zeros(3))
     assert fn.profile.calls == 1 and fn.profile.failed_calls == 1
+
+
+# --- PyTensor's constructor, the Type size contract, extra report sections ------------------
+def test_pytensor_constructor_arguments_and_module_path():
+    from lucent.compile import profiling
+    from lucent.compile.debug.profiling import ProfileStats as DebugPathProfileStats
+
+    assert DebugPathProfileStats is ProfileStats
+    before = len(profiling._atexit_print_list)
+    quiet = ProfileStats(False, gpu_checks=False)
+    assert not quiet.atexit_print and quiet.gpu_checks is False and quiet.flag_time_thunks
+    assert len(profiling._atexit_print_list) == before
+    loud = ProfileStats(message="at exit")
+    assert loud.atexit_print and profiling._atexit_print_list[-1] is loud
+    assert ProfileStats(atexit_print=False, message="m", extra_note=3).extra_note == 3
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        ProfileStats(atexit_print=False, summary=1)
+
+
+def test_at_exit_printing_follows_config_profile(capsys):
+    from lucent.compile import profiling
+
+    x = lt.dvector("x")
+    p = ProfileStats(message="printed at exit")
+    f = lucent.function([x], x * 2, profile=p, mode="FAST_COMPILE")
+    f([1.0])
+    try:
+        profiling._atexit_print_fn()
+        assert "printed at exit" not in capsys.readouterr().err  # config.profile is off
+        with lucent.config.change_flags(profile=True):
+            profiling._atexit_print_fn()
+        assert "Function profile: printed at exit" in capsys.readouterr().err
+    finally:
+        profiling._atexit_print_list.remove(p)
+
+
+def test_flag_time_thunks_false_records_no_node_time(lucent_mode):
+    x = lt.dvector("x")
+    f = lucent.function([x], lt.exp(x) * 2, profile=ProfileStats(False, flag_time_thunks=False))
+    f(np.ones(3))
+    assert f.profile.calls == 1 and f.profile.node_time_total == 0.0
+
+
+class _CountingType(lt.TensorType):
+    """A tensor type that records when the profiler asks it for sizes."""
+
+    log = []
+
+    def get_shape_info(self, obj):
+        _CountingType.log.append("shape_info")
+        return obj.shape
+
+    def get_size(self, shape_info):
+        _CountingType.log.append("size")
+        return 1000 * int(np.prod(shape_info))
+
+
+class _Twice(lucent.graph.op.Op):
+    __props__ = ()
+
+    def make_node(self, x):
+        return lucent.graph.basic.Apply(self, [x], [_CountingType(x.type.dtype, x.type.shape)()])
+
+    def perform(self, node, inputs, out):
+        out[0][0] = inputs[0] * 2
+
+
+def test_shape_info_during_the_call_and_size_when_reporting():
+    import lucent.graph.op  # noqa: F401
+
+    x = lt.dvector("x")
+    f = lucent.function([x], _Twice()(x) + 1, profile=ProfileStats(False), mode="FAST_COMPILE")
+    _CountingType.log.clear()
+    f(np.ones(3))
+    assert "shape_info" in _CountingType.log and "size" not in _CountingType.log
+    _CountingType.log.clear()
+    out = io.StringIO()
+    f.profile.summary(out)  # PyTensor's positional file argument
+    assert _CountingType.log and set(_CountingType.log) == {"size"}
+    (row,) = [r for r in f.profile.as_rows() if "Twice" in r["op"]]
+    assert row["bytes"] == 3000  # the custom get_size decided
+
+
+def test_min_peak_memory_section():
+    x, y, z = lt.dvectors("x", "y", "z")
+    outs = [lt.outer(x, y).sum(axis=1), lt.outer(y, z).sum(axis=1)]
+    with lucent.config.change_flags(profiling__min_peak_memory=True):
+        f = lucent.function([x, y, z], outs, profile=ProfileStats(False), mode="FAST_COMPILE")
+        f(np.ones(100), np.ones(100), np.ones(100))
+        out = io.StringIO()
+        f.profile.summary(file=out)
+    text = out.getvalue()
+    assert "Smallest peak over all valid node orders:" in text
+    from lucent.compile.profile_memory import min_peak_memory
+
+    best, order = min_peak_memory(f.profile.fgraph, f.profile.order, f.profile.output_sizes)
+    assert best <= f.profile.memory().peak and len(order) == len(f.profile.order)
+    # both 100x100 outer products are never alive at once in the best order
+    assert best < 2 * 100 * 100 * 8
+
+
+def test_rewriter_profile_and_op_table(lucent_mode):
+    x = lt.dvector("x")
+    with lucent.config.change_flags(profile_optimizer=True):
+        f = lucent.function([x], lt.log(1 + x), profile=True)
+    f(np.ones(2))
+    out = io.StringIO()
+    f.profile.summary(file=out, n_ops_to_print=1)
+    text = out.getvalue()
+    assert "Rewriter Profile" in text
+    assert "Ops (sorted by time" in text
+    if lucent_mode == "FAST_RUN":
+        assert "local_log1p" in text
+    g = lucent.function([x], x + 1, profile=True)
+    g(np.ones(2))
+    other = io.StringIO()
+    g.profile.summary(file=other)
+    assert "Rewriter Profile" not in other.getvalue()

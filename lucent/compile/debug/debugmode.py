@@ -11,6 +11,8 @@ from lucent.debugmode import (  # noqa: F401
     DebugReport,
     InvalidValueError,
     NonFiniteOutput,
+    StochasticOrder,
+    str_diagnostic,
 )
 
 __all__ = [
@@ -24,4 +26,6 @@ __all__ = [
     "BadDestroyMap",
     "NonFiniteOutput",
     "BadOptimization",
+    "StochasticOrder",
+    "str_diagnostic",
 ]

@@ -252,9 +252,17 @@ def _normalise_enum_value(name, value):
     )
 
 
+class InvalidConstantName(AttributeError, ValueError):
+    """An ``EnumType`` constant name that breaks the naming rule.
+
+    An ``AttributeError`` as in PyTensor (constants are attributes, and this
+    name cannot be one) and a ``ValueError`` (the value given is wrong).
+    """
+
+
 def _check_constant_name(cls_name, name):
     if not isinstance(name, str) or not _CONSTANT_NAME.match(name):
-        raise ValueError(
+        raise InvalidConstantName(
             f"{cls_name}: invalid constant name {name!r}. A constant name must start with "
             "a capital letter and contain only capital letters, digits and underscores "
             "(for example 'MODE_SUM')."
@@ -295,7 +303,7 @@ class EnumType(Type, CLinkerType):
         if cname is None:
             cname = ctype.replace(" ", "_")
         if not isinstance(cname, str) or not _C_IDENTIFIER.match(cname):
-            raise ValueError(
+            raise TypeError(
                 f"{type(self).__name__}: cname must be a valid C identifier, got {cname!r}"
             )
         self.ctype = ctype
@@ -308,7 +316,7 @@ class EnumType(Type, CLinkerType):
         for name, spec in items:
             _check_constant_name(cls_name, name)
             if name in constants:
-                raise ValueError(f"{cls_name}: constant {name!r} is defined twice")
+                raise TypeError(f"{cls_name}: constant {name!r} is defined twice")
             alias = None
             if isinstance(spec, tuple):
                 if len(spec) != 2 or not isinstance(spec[0], str):
@@ -319,12 +327,17 @@ class EnumType(Type, CLinkerType):
                 alias, spec = spec
             constants[name] = _normalise_enum_value(name, spec)
             if alias is not None:
+                if alias == name:
+                    raise TypeError(
+                        f"{cls_name}: the alias of constant {name!r} is its own name; give a "
+                        "different alias or none (a constant is always found by its name)"
+                    )
                 if alias in aliases:
-                    raise ValueError(f"{cls_name}: alias {alias!r} is used by two constants")
+                    raise TypeError(f"{cls_name}: alias {alias!r} is used by two constants")
                 aliases[alias] = name
         for alias, name in aliases.items():
             if alias in constants and alias != name:
-                raise ValueError(
+                raise TypeError(
                     f"{cls_name}: alias {alias!r} of {name!r} is also the name of another constant"
                 )
         self._constants = constants
@@ -441,6 +454,41 @@ class EnumType(Type, CLinkerType):
 
     def c_literal(self, data):
         return repr(self.filter(data, strict=False))
+
+    def c_to_string(self):
+        """C source of a function naming a value of this enumeration.
+
+        The prototype is the one Theano documented::
+
+            int theano_enum_to_string_<cname>(<ctype> value, char* output_string);
+
+        It writes the constant's name into ``output_string`` (which must hold
+        the longest name) and returns 0; for an unknown value it sets a Python
+        ``ValueError`` and returns -1. PyTensor named the function
+        ``pytensor_enum_to_string_<cname>``: that name is defined as an alias.
+        The code is compiled only in debug builds (``#ifdef DEBUG``, set by
+        ``config.cmodule__debug`` in a C backend); lucent itself compiles no C
+        and only returns the text.
+        """
+        name = f"theano_enum_to_string_{self.cname}"
+        cases = "\n".join(
+            f'        case {constant}: strcpy(output_string, "{constant}"); return 0;'
+            for constant in self._constants
+        )
+        return (
+            "#ifdef DEBUG\n"
+            f"int {name}({self.ctype} value, char* output_string) {{\n"
+            "    switch (value) {\n"
+            f"{cases}\n"
+            "        default:\n"
+            f'            PyErr_SetString(PyExc_ValueError, "{type(self).__name__} {self.cname}: '
+            'unknown enumeration value");\n'
+            "            return -1;\n"
+            "    }\n"
+            "}\n"
+            f"#define pytensor_enum_to_string_{self.cname} {name}\n"
+            "#endif\n"
+        )
 
     def _key(self):
         return (

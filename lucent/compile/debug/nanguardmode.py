@@ -1,0 +1,12 @@
+"""The PyTensor module path of NanGuardMode; lucent's implementation is ``lucent.compile.nanguardmode``."""
+
+from lucent.compile.nanguardmode import (  # noqa: F401
+    NanGuardError,
+    NanGuardLinker,
+    NanGuardMode,
+    contains_inf,
+    contains_nan,
+    flatten,
+)
+
+__all__ = ["NanGuardMode", "NanGuardLinker", "NanGuardError", "contains_nan", "contains_inf", "flatten"]
