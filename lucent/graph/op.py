@@ -161,6 +161,61 @@ class _NoPythonOp(Op):
         raise NotImplementedError(f"{self} has no Python implementation")
 
 
+class HasInnerGraph:
+    """Mixin of ops that carry a graph of their own (OpFromGraph, Scan, ...).
+
+    Such an op is defined by an inner ``FunctionGraph`` (``fgraph``) rather
+    than by code alone, so the tools that walk graphs - printing, rewriting,
+    DebugMode, the Numba linker - need a uniform way into it: the inner
+    inputs and outputs, and the compiled inner function (``fn``) its
+    ``perform`` runs. ``clone()`` gives an op whose inner graph can be
+    changed without affecting this one.
+    """
+
+    fgraph = None
+
+    @property
+    def fn(self):
+        """The compiled inner function (subclasses provide it)."""
+        raise NotImplementedError(f"{type(self).__name__} does not define fn")
+
+    @property
+    def inner_inputs(self) -> list:
+        """The inputs of the inner graph, in the order of the op's inputs."""
+        return list(self.fgraph.inputs)
+
+    @property
+    def inner_outputs(self) -> list:
+        """The outputs of the inner graph, in the order of the op's outputs."""
+        return list(self.fgraph.outputs)
+
+    def clone(self):
+        """An op with the same behaviour and an inner graph of its own."""
+        raise NotImplementedError(f"{type(self).__name__} does not define clone")
+
+
+def io_connection_pattern(inputs, outputs):
+    """``[[input i connected to output j]]`` of the subgraph from ``inputs`` to ``outputs``.
+
+    Follows each node's own ``connection_pattern``, so an op that declares
+    an input as not influencing an output (a shape read, a gradient
+    barrier) cuts the connection here too.
+    """
+    from lucent.graph.traversal import io_toposort
+
+    position = {var: k for k, var in enumerate(inputs)}
+    reach = {var: {k} for var, k in position.items()}
+    for node in io_toposort(list(inputs), list(outputs)):
+        pattern = node.op.connection_pattern(node)
+        for j, out in enumerate(node.outputs):
+            reached = set()
+            for i, inp in enumerate(node.inputs):
+                if pattern[i][j]:
+                    reached |= reach.get(inp, set())
+            reach[out] = reached
+    return [[k in reach.get(out, set()) for out in outputs] for k in range(len(inputs))]
+
+
 def get_test_value(v):
     """Test values are not supported; kept for API compatibility."""
     if hasattr(v, "data"):
@@ -168,4 +223,4 @@ def get_test_value(v):
     raise AttributeError(f"{v} has no test value")
 
 
-__all__ = ["Op", "get_test_value"]
+__all__ = ["Op", "HasInnerGraph", "get_test_value", "io_connection_pattern"]

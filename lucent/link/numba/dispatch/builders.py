@@ -1,0 +1,162 @@
+"""Numba kernels for ops defined by an inner graph (``OpFromGraph``).
+
+An op such as ``OpFromGraph`` computes its inner ``FunctionGraph`` once on
+its inputs. Its kernel is that graph compiled the way the linker compiles an
+outer graph: a copy of the inner graph is rewritten with the ``fast_run``
+rewrites (in-place rewrites excluded: the kernel must not write into its
+inputs, which belong to the outer graph), each inner node gets its own
+kernel from ``numba_funcify``, and a generated function calls them in
+order. The outer graph function then calls this kernel like any other, so
+the whole computation stays one piece of machine code.
+
+The registration is made on ``HasInnerGraph``, the mixin of inner-graph
+ops, so this layer does not import the op's own module (which lives above
+it). Ops whose inner graph means something else (a loop body, a branch)
+register their own class, which comes first in the lookup.
+
+What the outer graph may assume of an output it holds: that it is fresh
+(no ``view_map`` is declared). So an inner output that is an inner input, a
+view of one, a constant or a second reference to another output is copied
+before it is returned.
+
+An inner node Numba cannot run (no implementation, a type it cannot hold)
+makes the whole op unavailable here; the outer linker then runs its
+``perform`` through the object-mode fallback and says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from lucent.graph.basic import Constant
+from lucent.graph.op import HasInnerGraph
+from lucent.link.numba.dispatch.basic import numba_funcify
+
+
+def rewritten_inner_graph(op):
+    """A copy of ``op.fgraph`` with the ``fast_run`` rewrites (except in-place) applied."""
+    from lucent.graph.destroyhandler import DestroyHandler
+    from lucent.graph.rewriting.db import RewriteDatabaseQuery, optdb
+
+    fgraph = op.fgraph.clone()
+    fgraph.destroyable_inputs = set()
+    fgraph.attach_feature(DestroyHandler())
+    rewriter = optdb.query(RewriteDatabaseQuery(include=["fast_run"], exclude=["inplace"]))
+    rewriter.rewrite(fgraph)
+    return fgraph
+
+
+def _alias_root(var):
+    """The variable whose buffer ``var`` may share (following declared views)."""
+    while var.owner is not None:
+        op = var.owner.op
+        j = var.owner.outputs.index(var)
+        through = (getattr(op, "view_map", None) or {}).get(j) or (
+            getattr(op, "destroy_map", None) or {}
+        ).get(j)
+        if not through:
+            return var
+        var = var.owner.inputs[through[0]]
+    return var
+
+
+def _generate_inner(fgraph, order, kernels):
+    """Source and globals of ``inner_graph_fn(*inputs)`` returning every inner output."""
+    from lucent.tensor.type import TensorType
+
+    names, namespace, body = {}, {}, []
+    params = [f"i{k}" for k in range(len(fgraph.inputs))]
+    for k, var in enumerate(fgraph.inputs):
+        names.setdefault(var, f"i{k}")
+    kernel_names = {}
+    counter = 0
+    for n, node in enumerate(order):
+        kernel, passed, _ = kernels[node]
+        kname = kernel_names.get(id(kernel))
+        if kname is None:
+            kname = f"k{len(kernel_names)}"
+            kernel_names[id(kernel)] = kname
+            namespace[kname] = kernel
+        for k in passed:
+            var = node.inputs[k]
+            if var not in names:
+                cname = f"c{sum(1 for x in namespace if x.startswith('c'))}"
+                namespace[cname] = var.data
+                names[var] = cname
+        outs = []
+        for var in node.outputs:
+            names[var] = f"t{counter}"
+            outs.append(names[var])
+            counter += 1
+        target = outs[0] if len(outs) == 1 else ", ".join(outs)
+        args = ", ".join(names[node.inputs[k]] for k in passed)
+        body.append(f"    {target} = {kname}({args})  # {n}: {type(node.op).__name__}")
+
+    results, roots = [], set()
+    for var in fgraph.outputs:
+        if var not in names:  # a constant output
+            cname = f"c{sum(1 for x in namespace if x.startswith('c'))}"
+            namespace[cname] = var.data
+            names[var] = cname
+        root = _alias_root(var)
+        shared = root.owner is None or root in roots
+        roots.add(root)
+        if shared and isinstance(var.type, TensorType):
+            results.append(f"np.copy({names[var]})")
+        else:
+            results.append(names[var])
+    ret = results[0] if len(results) == 1 else "(" + ", ".join(results) + ",)"
+    body.append(f"    return {ret}")
+    import numpy as np
+
+    namespace["np"] = np
+    source = f"def inner_graph_fn({', '.join(params)}):\n" + "\n".join(body) + "\n"
+    return source, namespace
+
+
+@numba_funcify.register(HasInnerGraph)
+def numba_funcify_inner_graph(op, node=None, **kwargs):
+    """The inner graph of ``op`` compiled into one kernel (see module docstring)."""
+    from lucent.link.numba.cache import Uncacheable, load_graph_function
+    from lucent.link.numba.codegen import _cache_key, _check_types, _kernels_for
+    from lucent.link.numba.linker import _PythonFallback
+
+    fgraph = rewritten_inner_graph(op)
+    order = fgraph.toposort()
+    # NotImplementedError (not NoNumbaImplementation): the linker then reports
+    # this reason when it falls back to the op's perform.
+    for inner_node in order:
+        if not numba_funcify.has_implementation(inner_node.op):
+            raise NotImplementedError(
+                f"the inner graph of {op} has a node without a Numba implementation "
+                f"({inner_node})"
+            )
+    try:
+        _check_types(fgraph, order)
+        kernels, fallbacks = _kernels_for(fgraph, order, {})
+    except _PythonFallback as e:
+        raise NotImplementedError(f"the inner graph of {op} cannot run on Numba: {e}") from e
+    if fallbacks:
+        inner_node, reason = fallbacks[0]
+        raise NotImplementedError(
+            f"the inner graph of {op} has a node Numba cannot run ({inner_node}: {reason})"
+        )
+    source, namespace = _generate_inner(fgraph, order, kernels)
+    try:
+        inner_key = _cache_key(fgraph, order, kernels, [])
+    except Uncacheable as e:
+        raise NotImplementedError(
+            f"the inner graph of {op} cannot be described for the disk cache ({e})"
+        ) from e
+    # Like a graph function, the kernel is a module named by what decides its
+    # code (the generated text and the inner graph's structural key), so the
+    # outer graph's cached machine code finds it again in a new process.
+    digest = hashlib.sha256((source + inner_key).encode()).hexdigest()
+    kernel, _ = load_graph_function(
+        f"inner{digest}", source, namespace, cacheable=True, name="inner_graph_fn"
+    )
+    kernel.__lucent_origin__ = ("inner-graph", digest)
+    return kernel
+
+
+__all__ = ["numba_funcify_inner_graph", "rewritten_inner_graph"]
