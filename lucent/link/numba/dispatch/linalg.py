@@ -1,0 +1,255 @@
+"""Numba kernels of the linear-algebra ops (inverses, ``Det``, ``Solve``, ``Cholesky``).
+
+Numba compiles ``np.linalg.inv`` / ``det`` / ``solve`` to the LAPACK
+routines SciPy ships, so inverse, determinant and the general solve call
+those. Two things differ from NumPy and are handled here:
+
+* Numba refuses a matrix holding inf or NaN (NumPy lets LAPACK propagate
+  them). The kernels test for non-finite input first and return NaN
+  (all of the result) instead; NumPy's LAPACK may leave some entries
+  finite, so the reference path and this one agree on *whether* a result
+  is NaN-tainted, not always entry by entry.
+* ``Solve`` gives NaN for a system it cannot solve, and reads only one
+  triangle of ``a`` for the symmetric and positive-definite structures,
+  as SciPy does. The Cholesky factorisation (also used by
+  ``assume_a='pos'``) is a plain loop, so a matrix that is not positive
+  definite is detected and gives NaN, as on the reference path.
+
+The input is first converted to the op's output dtype (the LAPACK type
+``linalg_output_dtype`` chose), which is also the copy LAPACK works on.
+"""
+
+from __future__ import annotations
+
+from lucent.link.numba.dispatch.basic import numba_funcify
+from lucent.link.numba.dispatch.shape import dtype_text, esc, fail, make_kernel
+from lucent.tensor.linalg.decomposition.cholesky import Cholesky
+from lucent.tensor.linalg.inverse import MatrixInverse, MatrixPinv, TensorInv
+from lucent.tensor.linalg.solvers.general import Solve
+from lucent.tensor.linalg.summary import Det
+
+LINALG_VERSION = 1
+
+#: Module-level helpers embedded in each kernel's text (so they are part of its hash).
+_HELPERS = {
+    "all_finite": '''
+@numba.njit(cache=False)
+def all_finite(a):
+    for v in a.ravel():
+        if not np.isfinite(v):
+            return False
+    return True
+''',
+    "cholesky_lower": '''
+@numba.njit(cache=False)
+def cholesky_lower(a):
+    """Lower factor from the lower triangle of ``a``; ``ok`` is False if not positive definite.
+
+    As LAPACK's ``potrf``, only a pivot ``<= 0`` fails: a NaN pivot passes
+    and spreads NaN through the rest of the factor.
+    """
+    n = a.shape[0]
+    L = np.zeros_like(a)
+    for j in range(n):
+        d = a[j, j]
+        for k in range(j):
+            d -= L[j, k] * L[j, k]
+        if d <= 0.0:
+            return L, False
+        d = np.sqrt(d)
+        L[j, j] = d
+        for i in range(j + 1, n):
+            s = a[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            L[i, j] = s / d
+    return L, True
+''',
+    "cho_solve_lower": '''
+@numba.njit(cache=False)
+def cho_solve_lower(L, b):
+    """``x`` with ``L @ L.T @ x == b`` (``b`` 2-d), by forward then back substitution."""
+    n = L.shape[0]
+    y = b.copy()
+    for c in range(y.shape[1]):
+        for i in range(n):
+            s = y[i, c]
+            for k in range(i):
+                s -= L[i, k] * y[k, c]
+            y[i, c] = s / L[i, i]
+        for i in range(n - 1, -1, -1):
+            s = y[i, c]
+            for k in range(i + 1, n):
+                s -= L[k, i] * y[k, c]
+            y[i, c] = s / L[i, i]
+    return y
+''',
+    "symmetrize": '''
+@numba.njit(cache=False)
+def symmetrize(a, lower, conj):
+    """The symmetric (Hermitian if ``conj``) matrix with the lower (or upper) triangle of ``a``."""
+    n = a.shape[0]
+    s = a.copy()
+    for i in range(n):
+        for j in range(i + 1, n):
+            if lower:
+                s[i, j] = np.conj(a[j, i]) if conj else a[j, i]
+            else:
+                s[j, i] = np.conj(a[i, j]) if conj else a[i, j]
+    return s
+''',
+    "tridiagonal_part": '''
+@numba.njit(cache=False)
+def tridiagonal_part(a):
+    """``a`` with everything off the three central diagonals zeroed."""
+    n = a.shape[0]
+    t = np.zeros_like(a)
+    for i in range(n):
+        for j in range(max(0, i - 1), min(n, i + 2)):
+            t[i, j] = a[i, j]
+    return t
+''',
+}
+
+
+def _helpers(*names):
+    return [_HELPERS[n] for n in names]
+
+
+def _square_check(op, var="a"):
+    return [
+        f"if {var}.shape[0] != {var}.shape[1]:",
+        "    " + fail("Value", f"{esc(op)}: input array is expected to be square but has the shape: ({{}}, {{}})",
+                      f"{var}.shape[0]", f"{var}.shape[1]"),
+    ]
+
+
+@numba_funcify.register(MatrixInverse, version=LINALG_VERSION)
+def numba_funcify_MatrixInverse(op, node, **kwargs):
+    dt = dtype_text(node.outputs[0].type.dtype)
+    body = [f"a = x.astype({dt})"] + _square_check(op) + [
+        "if not all_finite(a):",
+        f"    return np.full(a.shape, np.nan, dtype={dt})",
+        "return np.linalg.inv(a)",
+    ]
+    return make_kernel("matrix_inverse", ["x"], body, helpers=_helpers("all_finite"))
+
+
+@numba_funcify.register(MatrixPinv, version=LINALG_VERSION)
+def numba_funcify_MatrixPinv(op, node, **kwargs):
+    """SVD-based ``pinv`` (NumPy's default cut-off, 1e-15 of the largest singular value);
+    for ``hermitian=True`` the eigendecomposition of the lower triangle, as NumPy."""
+    dt = dtype_text(node.outputs[0].type.dtype)
+    body = [
+        f"a = np.ascontiguousarray(x).astype({dt})",
+        "if a.size == 0:",
+        f"    return np.zeros((a.shape[1], a.shape[0]), dtype={dt})",
+    ]
+    if op.hermitian:
+        body += [
+            "w, v = np.linalg.eigh(a)",
+            "cutoff = 1e-15 * np.max(np.abs(w))",
+            "inv_w = np.zeros_like(w)",
+            "for i in range(w.shape[0]):",
+            "    if np.abs(w[i]) > cutoff:",
+            "        inv_w[i] = 1.0 / w[i]",
+            "return np.ascontiguousarray((v * inv_w) @ np.conj(v.T))",
+        ]
+    else:
+        body += ["return np.linalg.pinv(a)"]
+    return make_kernel("pinv", ["x"], body)
+
+
+@numba_funcify.register(TensorInv, version=LINALG_VERSION)
+def numba_funcify_TensorInv(op, node, **kwargs):
+    """Invert the square matrix the two groups of axes form, then reshape with the groups swapped."""
+    dt = dtype_text(node.outputs[0].type.dtype)
+    nd, ind = node.inputs[0].type.ndim, op.ind
+    rows = " * ".join(f"a.shape[{d}]" for d in range(ind))
+    cols = " * ".join(f"a.shape[{d}]" for d in range(ind, nd))
+    out_shape = ", ".join(f"a.shape[{d}]" for d in [*range(ind, nd), *range(ind)])
+    body = [
+        f"a = np.ascontiguousarray(x).astype({dt})",
+        f"m = np.linalg.inv(a.reshape(({rows}, {cols})))",
+        f"return np.ascontiguousarray(m).reshape(({out_shape},))",
+    ]
+    return make_kernel("tensorinv", ["x"], body)
+
+
+@numba_funcify.register(Det, version=LINALG_VERSION)
+def numba_funcify_Det(op, node, **kwargs):
+    dt = dtype_text(node.outputs[0].type.dtype)
+    body = [f"a = x.astype({dt})"] + _square_check(op) + [
+        "if not all_finite(a):",
+        f"    return np.asarray(np.nan, dtype={dt})",
+        f"return np.asarray(np.linalg.det(a), dtype={dt})",
+    ]
+    return make_kernel("det", ["x"], body, helpers=_helpers("all_finite"))
+
+
+@numba_funcify.register(Cholesky, version=LINALG_VERSION)
+def numba_funcify_Cholesky(op, node, **kwargs):
+    dt = dtype_text(node.outputs[0].type.dtype)
+    # The upper factor of ``x`` is the transposed lower factor of ``x.T``
+    # (whose lower triangle is the upper triangle of ``x``).
+    source = "x" if op.lower else "x.T"
+    body = [f"a = np.ascontiguousarray({source}).astype({dt})"] + _square_check(op) + [
+        "L, ok = cholesky_lower(a)",
+        "if not ok:",
+        f"    return np.full(a.shape, np.nan, dtype={dt})",
+        "return L if " + ("True" if op.lower else "False") + " else np.ascontiguousarray(L.T)",
+    ]
+    return make_kernel("cholesky", ["x"], body, helpers=_helpers("cholesky_lower"))
+
+
+@numba_funcify.register(Solve, version=LINALG_VERSION)
+def numba_funcify_Solve(op, node, **kwargs):
+    dt = dtype_text(node.outputs[0].type.dtype)
+    body = [f"a = np.ascontiguousarray(A).astype({dt})", f"b = np.ascontiguousarray(B).astype({dt})"]
+    body += _square_check(op)
+    body += [
+        "if b.shape[0] != a.shape[0]:",
+        "    " + fail("Value", f"{esc(op)}: incompatible dimensions, `a` has {{}} rows and `b` {{}}",
+                      "a.shape[0]", "b.shape[0]"),
+        f"nan_result = np.full(b.shape, np.nan, dtype={dt})",
+        "if not (all_finite(a) and all_finite(b)):",
+        "    return nan_result",
+    ]
+    b2 = "b" if op.b_ndim == 2 else "b.reshape((b.shape[0], 1))"
+    unb2 = "" if op.b_ndim == 2 else ".reshape(b.shape)"
+    helpers = ["all_finite"]
+    if op.assume_a == "pos":
+        helpers += ["cholesky_lower", "cho_solve_lower"]
+        source = "a" if op.lower else "np.ascontiguousarray(a.T)"
+        body += [
+            f"L, ok = cholesky_lower({source})",
+            "if not ok:",
+            "    return nan_result",
+            f"return cho_solve_lower(L, np.ascontiguousarray({b2})){unb2}",
+        ]
+    else:
+        if op.assume_a in ("sym", "her"):
+            helpers.append("symmetrize")
+            body.append(f"a = symmetrize(a, {op.lower}, {op.assume_a == 'her'})")
+        elif op.assume_a == "tridiagonal":
+            helpers.append("tridiagonal_part")
+            body.append("a = tridiagonal_part(a)")
+        body += [
+            "if a.shape[0] == 0:",
+            "    return nan_result",
+            "try:",
+            "    return np.linalg.solve(a, b)",
+            "except Exception:",
+            "    return nan_result",
+        ]
+    return make_kernel("solve", ["A", "B"], body, helpers=_helpers(*helpers))
+
+
+__all__ = [
+    "numba_funcify_Cholesky",
+    "numba_funcify_Det",
+    "numba_funcify_MatrixInverse",
+    "numba_funcify_MatrixPinv",
+    "numba_funcify_TensorInv",
+    "numba_funcify_Solve",
+]

@@ -1,0 +1,3 @@
+"""Matrix factorisations."""
+
+from lucent.tensor.linalg.decomposition.cholesky import Cholesky, cholesky  # noqa: F401
