@@ -25,8 +25,12 @@ def numba_type_of(type_):
 
     Tensors are C-contiguous arrays of their dtype and rank (values handed
     over by the fallback are made contiguous), scalars are Numba scalars,
-    ``NoneTypeT`` is ``none``. Other types have no Numba equivalent.
+    ``NoneTypeT`` is ``none``. Other types have no Numba equivalent, nor has
+    a type whose ``numba_unsupported`` attribute says why (a tensor subclass
+    such as ``SparseTensorType`` whose values are not arrays).
     """
+    if getattr(type_, "numba_unsupported", None):
+        return None
     from numba import types
     from numba.np.numpy_support import from_dtype
 

@@ -1,0 +1,1 @@
+"""Small helpers that do not belong to one layer (``lucent.misc.may_share_memory``)."""

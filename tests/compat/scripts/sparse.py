@@ -1,0 +1,196 @@
+"""Sparse matrices: types, variables, shared values and the basic sparse ops."""
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+import pytensor
+import pytensor.sparse as sparse
+import pytensor.tensor as pt
+from pytensor.gradient import grad
+from pytensor.sparse import (
+    CSM,
+    CSMProperties,
+    DenseFromSparse,
+    SparseFromDense,
+    SparseTensorType,
+    as_sparse_or_tensor_variable,
+    as_sparse_variable,
+    csc_from_dense,
+    csm_properties,
+    csr_from_dense,
+    dense_from_sparse,
+    structured_dot,
+    transpose,
+)
+from pytensor.sparse.sharedvar import SparseTensorSharedVariable
+from pytensor.sparse.variable import SparseConstant, SparseVariable
+
+warnings.simplefilter("ignore")
+
+dense = np.array([[1.5, 0.0, 0.0, 2.0], [0.0, 0.0, -3.0, 0.0], [0.0, 4.0, 0.0, 0.0]])
+a_csr, a_csc = sp.csr_matrix(dense), sp.csc_matrix(dense)
+
+# --- the type ---------------------------------------------------------------
+t = SparseTensorType("csr", "float64")
+assert t.format == "csr" and t.dtype == "float64" and t.shape == (None, None)
+assert repr(t) == "Sparse(float64, (None, None), csr)"
+assert t == SparseTensorType("csr", "float64") and t != SparseTensorType("csc", "float64")
+assert SparseTensorType("csc", "float32", shape=(3, None)).shape == (3, None)
+assert t.filter(a_csr) is a_csr
+assert t.filter(a_csc).format == "csr"
+try:
+    t.filter(a_csc, strict=True)
+    raise AssertionError("strict filter accepted a csc matrix")
+except TypeError:
+    pass
+f32 = SparseTensorType("csr", "float32")
+assert f32.filter(a_csr, allow_downcast=True).dtype == np.float32
+try:
+    f32.filter(a_csr)
+    raise AssertionError("filter downcast float64 to float32")
+except TypeError:
+    pass
+assert t.values_eq_approx(a_csr, a_csr.copy())
+assert not t.values_eq_approx(a_csr, a_csr * 2)
+assert SparseTensorType.may_share_memory(a_csr, a_csr.data)
+assert not SparseTensorType.may_share_memory(a_csr, a_csr.copy())
+info = t.get_shape_info(a_csr)
+assert info == ((3, 4), 4, 4, 4, 4)
+assert t.get_size(info) == 4 * 8 + (4 + 4) * 4
+
+# --- variables and constants --------------------------------------------------
+x = sparse.csr_matrix("x", dtype="float64")
+y = sparse.csc_matrix("y", dtype="float64")
+assert isinstance(x, SparseVariable) and x.format == "csr" and y.format == "csc"
+assert str(x) == "SparseVariable{csr,float64}"
+assert x.T.format == "csc" and isinstance(x.toarray().type, pt.TensorType)
+c = as_sparse_variable(a_csc)
+assert isinstance(c, SparseConstant) and c.format == "csc"
+assert as_sparse_variable(x) is x
+assert isinstance(as_sparse_or_tensor_variable(a_csr), SparseVariable)
+assert not isinstance(as_sparse_or_tensor_variable(dense), SparseVariable)
+try:
+    as_sparse_variable(pt.dmatrix())
+    raise AssertionError("a dense variable was taken as sparse")
+except TypeError:
+    pass
+
+# --- ops on the default mode and on the Python path ------------------------------
+d = pt.dmatrix("d")
+data, indices, indptr, shape = csm_properties(x)
+assert isinstance(data.owner.op, CSMProperties)
+rebuilt = CSM("csr")(data * 2, indices, indptr, shape)
+outputs = [
+    x.shape,
+    x.T,
+    transpose(x),
+    x.toarray(),
+    dense_from_sparse(y),
+    csr_from_dense(d),
+    csc_from_dense(d),
+    rebuilt,
+    x + x,
+    x + d,
+    x - x,
+    -x,
+    x * d,
+    structured_dot(x, d.T),
+    indptr,
+]
+for mode in (None, "FAST_COMPILE"):
+    fn = pytensor.function([x, y, d], outputs, mode=mode)
+    res = fn(a_csr, a_csc, dense)
+    assert tuple(res[0]) == (3, 4)
+    assert res[1].format == "csc" and np.array_equal(res[1].toarray(), dense.T)
+    assert np.array_equal(res[2].toarray(), dense.T)
+    assert isinstance(res[3], np.ndarray) and np.array_equal(res[3], dense)
+    assert np.array_equal(res[4], dense)
+    assert res[5].format == "csr" and np.array_equal(res[5].toarray(), dense)
+    assert res[6].format == "csc" and np.array_equal(res[6].toarray(), dense)
+    assert np.array_equal(res[7].toarray(), 2 * dense)
+    assert sp.issparse(res[8]) and np.array_equal(res[8].toarray(), 2 * dense)
+    assert isinstance(res[9], np.ndarray) and np.array_equal(res[9], 2 * dense)
+    assert sp.issparse(res[10]) and res[10].count_nonzero() == 0
+    assert np.array_equal(res[11].toarray(), -dense)
+    assert sp.issparse(res[12]) and np.array_equal(res[12].toarray(), dense * dense)
+    np.testing.assert_allclose(res[13], dense @ dense.T)
+    assert np.array_equal(res[14], a_csr.indptr)
+
+assert isinstance(dense_from_sparse, DenseFromSparse)
+assert isinstance(csr_from_dense, SparseFromDense) and csr_from_dense.format == "csr"
+
+# --- empty matrices, NaN and float32 ----------------------------------------------
+fx = sparse.csr_matrix("fx", dtype="float32")
+fn = pytensor.function([fx], [fx.T, fx.toarray()], mode="FAST_COMPILE")
+empty = sp.csr_matrix((0, 5), dtype="float32")
+tr, dn = fn(empty)
+assert tr.shape == (5, 0) and dn.shape == (0, 5) and dn.dtype == np.float32
+with_nan = sp.csr_matrix(np.array([[np.nan, 0.0], [0.0, 1.0]], dtype="float32"))
+tr, dn = fn(with_nan)
+assert np.isnan(dn[0, 0]) and tr.dtype == np.float32
+
+# --- gradients ------------------------------------------------------------------------
+w = np.arange(12.0).reshape(3, 4)
+cost = (dense_from_sparse(csr_from_dense(d)) * w).sum()
+g = pytensor.function([d], grad(cost, d))(dense)
+np.testing.assert_allclose(g, w * (dense != 0))  # structured: stored entries only
+cost = (DenseFromSparse(structured=False)(csc_from_dense(d)) * w).sum()
+g = pytensor.function([d], grad(cost, d))(dense)
+np.testing.assert_allclose(g, w)
+e = pt.dmatrix("e")
+cost = (structured_dot(csr_from_dense(d), e) ** 2).sum()
+gd, ge = pytensor.function([d, e], grad(cost, [d, e]))(dense, w.T)
+g_out = 2 * dense @ w.T
+np.testing.assert_allclose(gd, (g_out @ w) * (dense != 0))
+np.testing.assert_allclose(ge, dense.T @ g_out)
+
+# --- shared sparse values ------------------------------------------------------------------
+s = pytensor.shared(sp.csc_matrix(np.eye(3)), name="s")
+assert isinstance(s, SparseTensorSharedVariable) and s.format == "csc" and s.dtype == "float64"
+step = pytensor.function([], s.toarray().sum(), updates=[(s, s + s)])
+assert step() == 3.0
+assert np.array_equal(s.get_value().toarray(), 2 * np.eye(3))
+assert sparse.shared(sp.csr_matrix(np.eye(2))).format == "csr"
+
+# --- indexing, storage, sums, comparisons ----------------------------------------------------
+xi = sparse.csr_matrix("xi", dtype="float64")
+v = pt.dvector("v")
+outs = [
+    xi[1:, :2],
+    xi[0, 3],
+    xi[[0, 2]],
+    xi[[0, 2], [0, 1]],
+    sparse.hstack([xi, xi], format="csr"),
+    sparse.vstack([xi, xi]),
+    sparse.clean(xi),
+    sparse.sp_sum(xi, axis=0),
+    xi.sum(),
+    sparse.col_scale(xi, v),
+    xi > xi,
+    sparse.square_diagonal(pt.dvector("dg")),
+]
+fn = pytensor.function([xi, v, outs[-1].owner.inputs[0]], outs, mode="FAST_COMPILE")
+dg = np.array([1.0, 0.0, 2.0])
+r = fn(a_csr, np.arange(4.0), dg)
+assert np.array_equal(r[0].toarray(), dense[1:, :2]) and r[0].format == "csr"
+assert r[1] == 2.0
+assert np.array_equal(r[2].toarray(), dense[[0, 2]])
+assert np.array_equal(r[3], np.array([1.5, 4.0]))
+assert r[4].format == "csr" and r[4].shape == (3, 8)
+assert r[5].format == "csc" and r[5].shape == (6, 4)
+assert np.array_equal(r[6].toarray(), dense)
+np.testing.assert_allclose(r[7], dense.sum(axis=0))
+np.testing.assert_allclose(r[8], dense.sum())
+np.testing.assert_allclose(r[9].toarray(), dense * np.arange(4.0))
+assert r[10].dtype == np.uint8 and r[10].count_nonzero() == 0
+assert np.array_equal(r[11].toarray(), np.diag(dg))
+assert sparse.diag(sparse.csc_matrix()).type.ndim == 1
+dd = pt.dmatrix("dd")
+dot_fn = pytensor.function([xi, dd], [sparse.dot(xi, dd), sparse.dot(dd.T, xi.T)], mode="FAST_COMPILE")
+r1, r2 = dot_fn(a_csr, np.ones((4, 2)))
+assert isinstance(r1, np.ndarray) and np.allclose(r1, dense @ np.ones((4, 2)))
+assert np.allclose(r2, np.ones((2, 4)) @ dense.T)
+
+print("sparse compat script: OK")
