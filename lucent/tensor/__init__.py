@@ -6,6 +6,17 @@ constructors (``lt.matrix``, ``lt.dvector``, ``lt.tensor``), elementwise math
 indexing, ``lt.concatenate`` / ``lt.stack``.
 """
 
+from collections.abc import Sequence as _Sequence
+from typing import Union as _Union
+
+from numpy import e, euler_gamma, inf, nan, newaxis, pi  # noqa: F401
+
+from lucent.graph.basic import Variable as _Variable
+
+#: What functions taking "a tensor" accept: a variable, a sequence of
+#: variables (stacked), or anything NumPy can make an array of.
+TensorLike = _Union[_Variable, _Sequence[_Variable], "ArrayLike"]
+
 from lucent.tensor.type import *  # noqa: F401,F403
 from lucent.tensor.type import TensorType  # noqa: F401
 from lucent.tensor.variable import TensorConstant, TensorValue, TensorVariable  # noqa: F401
@@ -16,4 +27,7 @@ from lucent.tensor.shape import *  # noqa: F401,F403
 from lucent.tensor.subtensor import *  # noqa: F401,F403
 from lucent.tensor.special import *  # noqa: F401,F403
 from lucent.tensor import sharedvar as _sharedvar  # noqa: F401  (registers the shared constructor)
+from lucent.tensor import linalg  # noqa: F401,E402
 from lucent.tensor import rewriting as _rewriting  # noqa: F401,E402  (registers the rewrites)
+from lucent.tensor import vectorize as _vectorize  # noqa: F401,E402  (registers vectorize_graph rules)
+from lucent.gradient import grad, hessian, jacobian  # noqa: F401,E402

@@ -21,6 +21,7 @@ import numpy as np
 from lucent.configdefaults import config
 from lucent.graph.basic import Apply, Constant, Variable
 from lucent.graph.op import Op
+from lucent.graph.type import register_transfer, transfer
 from lucent.scalar.dtypes import (
     discrete_dtypes,
     integer_dtypes,
@@ -160,12 +161,7 @@ def _flatten_seq(x):
 
 
 
-class NotScalarConstantError(Exception):
-    """Raised by ``get_scalar_constant_value`` when a value is not a known constant."""
-
-
-class EmptyConstantError(NotScalarConstantError):
-    """Raised when a constant that should hold one value holds none."""
+from lucent.tensor.exceptions import EmptyConstantError, NotScalarConstantError  # noqa: E402,F401
 
 
 def _disconnected():
@@ -648,8 +644,23 @@ from lucent.tensor.creation import (  # noqa: E402
     zeros,
     zeros_like,
 )
+from lucent.tensor.rearrange import mgrid, moveaxis, ogrid, stacklists, swapaxes  # noqa: E402
+
+def _transfer_to_cpu(var, target):
+    """The ``"cpu"`` transfer target: lucent computes on the CPU, so moving
+    there only means making ``var`` a tensor (it is returned as is if it is one).
+    """
+    if target == "cpu":
+        return as_tensor_variable(var)
+    return None
+
+
+register_transfer(_transfer_to_cpu)
+
 
 __all__ = [
+    "register_transfer",
+    "transfer",
     "ARange",
     "Alloc",
     "EmptyConstantError",
@@ -692,3 +703,5 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
+
+__all__ += ["mgrid", "moveaxis", "ogrid", "stacklists", "swapaxes"]

@@ -26,7 +26,7 @@ from lucent.tensor.elemwise import (
     broadcast_static_shape,
 )
 from lucent.tensor.reduction import All, Any, CAReduce, Max, Min, Prod, Sum, _normalize_axes
-from lucent.tensor.type import TensorType
+from lucent.tensor.type import TensorType, _allclose  # noqa: F401  (_allclose: tests compare with it)
 
 # --- element-wise -------------------------------------------------------------
 add = Elemwise(ps.add)
@@ -292,6 +292,14 @@ def argmin(x, axis=None, keepdims=False):
     return _keep(out, x, axis) if keepdims else out
 
 
+def max_and_argmax(a, axis=None, keepdims=False):
+    """``[max(a, axis), argmax(a, axis)]``: the largest elements and where they are.
+
+    With ``axis=None`` both work on the flattened tensor.
+    """
+    return [max(a, axis=axis, keepdims=keepdims), argmax(a, axis=axis, keepdims=keepdims)]
+
+
 # --- products --------------------------------------------------------------------
 def _static_eq(a, b):
     return a is None or b is None or a == b
@@ -345,6 +353,13 @@ _dot = Dot()
 def dot(a, b):
     """``numpy.dot``: scalar product for 0-d inputs, vector/matrix products for 1/2-d."""
     a, b = as_tensor_variable(a), as_tensor_variable(b)
+    from lucent.tensor.type import DenseTensorType
+
+    if not (isinstance(a.type, DenseTensorType) and isinstance(b.type, DenseTensorType)):
+        # A sparse operand: the sparse dot (dense result) computes it.
+        from lucent.sparse.math import dot as sparse_dot
+
+        return sparse_dot(a, b)
     if a.type.ndim == 0 or b.type.ndim == 0:
         return mul(a, b)
     if a.type.ndim > 2 or b.type.ndim > 2:
@@ -441,7 +456,15 @@ def matmul(x1, x2, dtype=None):
     return out
 
 
+def ptp(a, axis=None):
+    """Range of the values (maximum minus minimum) along ``axis``, like ``numpy.ptp``."""
+    a = as_tensor_variable(a)
+    return max(a, axis=axis) - min(a, axis=axis)
+
+
 __all__ = [
+    "max_and_argmax",
+    "ptp",
     "add", "sub", "mul", "true_div", "int_div", "floor_div", "mod", "pow", "neg", "exp", "exp2",
     "expm1", "log", "log2", "log10", "log1p", "sqrt", "sqr", "square", "reciprocal", "sin", "cos",
     "tan", "tanh", "arctan", "abs", "sign", "floor", "ceil", "round", "round_half_to_even",

@@ -9,11 +9,26 @@ replaced by one of another shape; ``shape=`` (or the older
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from lucent.compile.sharedvalue import SharedVariable, shared_constructor
 from lucent.tensor.type import TensorType
 from lucent.tensor.variable import _tensor_py_operators
+
+
+def __getattr__(name):
+    # Scalars are 0-d tensors: there is no separate class for them any more.
+    if name == "ScalarSharedVariable":
+        warnings.warn(
+            "The class `ScalarSharedVariable` has been deprecated. Use "
+            "`TensorSharedVariable` instead and check for `ndim == 0`.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return TensorSharedVariable
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class TensorSharedVariable(_tensor_py_operators, SharedVariable):
@@ -26,6 +41,12 @@ def _static_shape(value, shape, broadcastable):
     if shape is not None and broadcastable is not None:
         raise TypeError("Give shared() either shape= or broadcastable=, not both")
     if broadcastable is not None:
+        warnings.warn(
+            "The `broadcastable` keyword is deprecated; use `shape` (1 for a broadcastable "
+            "dimension, None for an unknown length).",
+            DeprecationWarning,
+            stacklevel=4,
+        )
         if len(broadcastable) != value.ndim:
             raise ValueError(
                 f"broadcastable={broadcastable!r} has {len(broadcastable)} entries for a "
@@ -63,6 +84,13 @@ def tensor_constructor(
         raise TypeError(f"lucent only has the 'cpu' target, got target={target!r}")
     if not isinstance(value, np.ndarray):
         raise TypeError(f"tensor_constructor only takes ndarrays, got {type(value).__name__}")
+    if isinstance(value, np.ma.MaskedArray):
+        # Not a TypeError: no other constructor should take it either. The mask
+        # would be silently dropped by every op.
+        raise NotImplementedError(
+            "MaskedArrays are not supported by shared(); pass value.filled(fill_value) "
+            "or value.data with the mask handled explicitly"
+        )
     static = _static_shape(value, shape, broadcastable)
     type_ = TensorType(value.dtype, shape=static)
     return TensorSharedVariable(

@@ -218,6 +218,20 @@ class _tensor_py_operators:
     def flatten(self, ndim=1):
         return _basic().flatten(self, ndim)
 
+    def ravel(self):
+        """The elements as a vector, in C order (``flatten()``)."""
+        return _basic().flatten(self, 1)
+
+    def swapaxes(self, axis1, axis2):
+        return _basic().swapaxes(self, axis1, axis2)
+
+    @property
+    def mT(self):
+        """The matrix transpose: the last two axes swapped (batched over the others)."""
+        if self.type.ndim < 2:
+            raise ValueError(f"mT needs a tensor with at least 2 dimensions, got {self.type.ndim} ({self})")
+        return _basic().swapaxes(self, -1, -2)
+
     def squeeze(self, axis=None):
         return _basic().squeeze(self, axis=axis)
 
@@ -254,11 +268,27 @@ class _tensor_py_operators:
     def argmin(self, axis=None, keepdims=False):
         return _math().argmin(self, axis=axis, keepdims=keepdims)
 
-    def var(self, axis=None, ddof=0, keepdims=False):
-        return _math().var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def var(self, axis=None, ddof=0, keepdims=False, corrected=False):
+        return _math().var(self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
 
-    def std(self, axis=None, ddof=0, keepdims=False):
-        return _math().std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def std(self, axis=None, ddof=0, keepdims=False, corrected=False):
+        return _math().std(self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
+
+    def ptp(self, axis=None):
+        return _math().ptp(self, axis=axis)
+
+    def norm(self, L, axis=None, keepdims=False):
+        """The ``L``-norm ``sum(|x| ** L) ** (1 / L)`` over ``axis`` (all axes by default).
+
+        ``L`` is a positive finite number; for other norms (max, nuclear,
+        ...) use ``lucent.tensor.linalg.norm``.
+        """
+        if L == 0:
+            raise NotImplementedError("norm: L=0 (the number of non-zeros) is not supported")
+        if np.isinf(L):
+            raise NotImplementedError("norm: an infinite L is not supported; use abs(x).max(axis)")
+        m = _math()
+        return m.pow(m.sum(m.pow(m.abs(self), L), axis=axis, keepdims=keepdims), 1.0 / L)
 
     def all(self, axis=None, keepdims=False):
         return _math().all(self, axis=axis, keepdims=keepdims)
@@ -268,6 +298,34 @@ class _tensor_py_operators:
 
     def dot(self, other):
         return _math().dot(self, other)
+
+    def take(self, indices, axis=None, mode="raise"):
+        """``numpy.take``: elements at ``indices`` along ``axis`` (of the flattened tensor by default)."""
+        if mode != "raise":
+            raise NotImplementedError(f"take: only mode='raise' is supported, got mode={mode!r}")
+        from lucent.tensor import subtensor
+
+        return subtensor.take(self, indices, axis=axis)
+
+    def inc(self, y):
+        """``self + y`` written into the tensor ``self`` was indexed from (``inc_subtensor``)."""
+        from lucent.tensor import subtensor
+
+        return subtensor.inc_subtensor(self, y)
+
+    def set(self, y):
+        """``y`` written into the tensor ``self`` was indexed from (``set_subtensor``)."""
+        from lucent.tensor import subtensor
+
+        return subtensor.set_subtensor(self, y)
+
+    def fill(self, value):
+        """A tensor of the shape of this one filled with ``value``."""
+        return _basic().fill(self, value)
+
+    def get_underlying_scalar_constant(self):
+        """The constant scalar this variable always evaluates to, or ``NotScalarConstantError``."""
+        return _basic().get_underlying_scalar_constant_value(self)
 
     def __rdot__(self, other):
         return _math().dot(other, self)
@@ -285,8 +343,44 @@ class _tensor_py_operators:
     def clip(self, a_min, a_max):
         return _math().clip(self, a_min, a_max)
 
-    def round(self):
-        return _math().round(self)
+    def round(self, mode=None):
+        return _math().round(self, mode=mode)
+
+    def floor(self):
+        return _math().floor(self)
+
+    def ceil(self):
+        return _math().ceil(self)
+
+    def sin(self):
+        return _math().sin(self)
+
+    def cos(self):
+        return _math().cos(self)
+
+    def tan(self):
+        return _math().tan(self)
+
+    def tanh(self):
+        return _math().tanh(self)
+
+    def arctan(self):
+        return _math().arctan(self)
+
+    def exp2(self):
+        return _math().exp2(self)
+
+    def expm1(self):
+        return _math().expm1(self)
+
+    def log2(self):
+        return _math().log2(self)
+
+    def log10(self):
+        return _math().log10(self)
+
+    def log1p(self):
+        return _math().log1p(self)
 
     def zeros_like(self, dtype=None):
         return _basic().zeros_like(self, dtype=dtype)
@@ -302,6 +396,13 @@ class TensorVariable(_tensor_py_operators, Variable):
         if not isinstance(type, TensorType):
             raise TypeError(f"TensorVariable needs a TensorType, got {type!r}")
         super().__init__(type, owner, index, name)
+
+    def __str__(self):
+        # An unnamed input shows its type as the Type documentation writes
+        # it: ``<TensorType(float64, (2, ?))>``.
+        if self.name is None and self.owner is None:
+            return f"<{self.type!r}>"
+        return super().__str__()
 
 
 class TensorConstant(_tensor_py_operators, Constant):

@@ -255,8 +255,8 @@ def test_updates_with_the_wrong_type(ip):
         W * 1
     """, 3, "updates = {W: W.sum()}")
     assert (
-        "updates: the new value for W has type TensorType(float64, ()), but W has type "
-        "TensorType(float64, (?,)); an update must keep the shared variable's type"
+        "updates: the new value for W has type Scalar(float64, shape=()), but W has type "
+        "Vector(float64, shape=(?,)); an update must keep the shared variable's type"
     ) in str(error)
 
 

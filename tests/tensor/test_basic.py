@@ -152,7 +152,7 @@ def test_stack_errors_and_gradient():
 # --------------------------------------------------------------------------- #
 @pytest.mark.parametrize("shape,ndim", [((2, 3, 4), 1), ((2, 3, 4), 2), ((2, 3, 4), 3), ((), 1), ((0, 5), 1)])
 def test_flatten_matches_numpy(shape, ndim):
-    x = lt.tensor("float64", shape=(None,) * len(shape))
+    x = lt.tensor(dtype="float64", shape=(None,) * len(shape))
     data = np.arange(float(np.prod(shape))).reshape(shape)
     out = run(B.flatten(x, ndim), {x: data})
     expected = data.reshape(shape[: ndim - 1] + (-1,)) if shape else data.reshape(1)

@@ -71,8 +71,8 @@ def test_gemm_make_node_errors():
         Gemm()(Z, 1.0, lt.dvector("v"), Y, 1.0)
     with pytest.raises(TypeError, match="float"):
         Gemm()(lt.lmatrix("i"), 1, lt.lmatrix("j"), lt.lmatrix("k"), 1)
-    A = lt.tensor("float64", shape=(2, 3))
-    B = lt.tensor("float64", shape=(4, 2))
+    A = lt.tensor(dtype="float64", shape=(2, 3))
+    B = lt.tensor(dtype="float64", shape=(4, 2))
     with pytest.raises(ValueError, match="inner dimensions"):
         Gemm()(Z, 1.0, A, B, 1.0)
 
@@ -85,14 +85,14 @@ def test_gemm_runtime_shape_error():
 
 
 def test_static_shapes():
-    Z = lt.tensor("float64", shape=(None, 5))
-    X = lt.tensor("float64", shape=(3, None))
+    Z = lt.tensor(dtype="float64", shape=(None, 5))
+    X = lt.tensor(dtype="float64", shape=(3, None))
     Y = lt.dmatrix("Y")
     assert Gemm()(Z, 1.0, X, Y, 1.0).type.shape == (3, 5)
-    A = lt.tensor("float64", shape=(4, 2))
+    A = lt.tensor(dtype="float64", shape=(4, 2))
     assert Gemv()(lt.dvector("y"), 1.0, A, lt.dvector("x"), 0.0).type.shape == (4,)
-    assert Ger()(lt.dmatrix("A"), 1.0, lt.tensor("float64", shape=(6,)), lt.dvector("y")).type.shape == (6, None)
-    assert Dot22()(X, lt.tensor("float64", shape=(None, 7))).type.shape == (3, 7)
+    assert Ger()(lt.dmatrix("A"), 1.0, lt.tensor(dtype="float64", shape=(6,)), lt.dvector("y")).type.shape == (6, None)
+    assert Dot22()(X, lt.tensor(dtype="float64", shape=(None, 7))).type.shape == (3, 7)
 
 
 def test_gemv_values_and_beta_zero():

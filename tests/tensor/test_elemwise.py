@@ -31,24 +31,24 @@ def test_str_and_equality():
      ((1, None), (3, 1), (3, None)), ((), (2, 3), (2, 3)), ((1,), (None,), (None,))],
 )
 def test_static_shape_inference(s1, s2, expected):
-    a = lt.tensor("float64", shape=s1)
-    b = lt.tensor("float64", shape=s2)
+    a = lt.tensor(dtype="float64", shape=s1)
+    b = lt.tensor(dtype="float64", shape=s2)
     out = a + b
     assert out.type.shape == expected
     assert out.owner.inputs[0].type.ndim == len(expected)  # left-padded with a DimShuffle
 
 
 def test_incompatible_static_shapes():
-    a = lt.tensor("float64", shape=(3,))
-    b = lt.tensor("float64", shape=(4,))
+    a = lt.tensor(dtype="float64", shape=(3,))
+    b = lt.tensor(dtype="float64", shape=(4,))
     with pytest.raises(ValueError, match=r"\(3,\).*\(4,\)"):
         a + b
 
 
 @pytest.mark.parametrize("sa, sb", [((3, 1), (1, 4)), ((5,), (2, 5)), ((0, 3), (1, 3)), ((), ())])
 def test_broadcast_perform_matches_numpy(sa, sb):
-    a = lt.tensor("float64", shape=tuple(s if s == 1 else None for s in sa))
-    b = lt.tensor("float64", shape=tuple(s if s == 1 else None for s in sb))
+    a = lt.tensor(dtype="float64", shape=tuple(s if s == 1 else None for s in sa))
+    b = lt.tensor(dtype="float64", shape=tuple(s if s == 1 else None for s in sb))
     av, bv = rng.random(sa), rng.random(sb)
     got = run(a * b - a, {a: av, b: bv})
     np.testing.assert_allclose(got, av * bv - av)
@@ -102,8 +102,8 @@ def test_inplace_and_storage_reuse():
 
 
 def test_infer_shape():
-    a = lt.tensor("float64", shape=(None, 1))
-    b = lt.tensor("float64", shape=(1, 4))
+    a = lt.tensor(dtype="float64", shape=(None, 1))
+    b = lt.tensor(dtype="float64", shape=(1, 4))
     node = (a + b).owner
     sa, sb = object(), object()
     (shape,) = node.op.infer_shape(None, node, [(sa, 1), (1, 4)])
@@ -111,8 +111,8 @@ def test_infer_shape():
 
 
 def test_elemwise_grad_sums_broadcast_dims():
-    a = lt.tensor("float64", shape=(None, 1))
-    b = lt.tensor("float64", shape=(1, None))
+    a = lt.tensor(dtype="float64", shape=(None, 1))
+    b = lt.tensor(dtype="float64", shape=(1, None))
     cost = (a * b).sum()
     ga, gb = grad(cost, [a, b])
     assert ga.type.shape[1] == 1 and gb.type.shape[0] == 1
@@ -129,7 +129,7 @@ def test_dimshuffle_str_and_validation():
     assert str(x3.dimshuffle(2, 0, 1).owner.op) == "Transpose{axes=(2, 0, 1)}"
     assert str(x3.dimshuffle(0, "x", 1, 2).owner.op) == "ExpandDims{axis=1}"
     assert str(lt.dmatrix().T.owner.op) == "MatrixTranspose"
-    r = lt.tensor("float64", shape=(1, None))
+    r = lt.tensor(dtype="float64", shape=(1, None))
     assert str(r.dimshuffle(1).owner.op) == "Squeeze{axis=0}"
     assert str(r.dimshuffle("x", 1, 0).owner.op) == "DimShuffle{order=[x,1,0]}"
     with pytest.raises(ValueError, match="length 1"):
@@ -142,7 +142,7 @@ def test_dimshuffle_str_and_validation():
 
 
 def test_dimshuffle_perform_is_view():
-    x = lt.tensor("float64", shape=(None, 1, None))
+    x = lt.tensor(dtype="float64", shape=(None, 1, None))
     out = x.dimshuffle(2, "x", 0)
     assert out.type.shape == (None, 1, None)
     xv = rng.random((2, 1, 3))
@@ -157,7 +157,7 @@ def test_dimshuffle_perform_is_view():
 
 def test_dimshuffle_grad():
     verify_grad(lambda v: v.dimshuffle(1, "x", 0) * np.arange(3.0).reshape(3, 1, 1), [rng.random((2, 3))])
-    x = lt.tensor("float64", shape=(1, None))
+    x = lt.tensor(dtype="float64", shape=(1, None))
     g = grad(x.dimshuffle(1).sum(), x)
     assert g.type.shape[0] == 1
     np.testing.assert_array_equal(run(g, {x: np.ones((1, 3))}), np.ones((1, 3)))
@@ -192,7 +192,7 @@ def test_careduce_str():
      ("float32", "float32"), ("float64", "float64")],
 )
 def test_sum_prod_dtypes(dtype, expected):
-    x = lt.tensor(dtype, shape=(None,))
+    x = lt.tensor(dtype=dtype, shape=(None,))
     assert lt.sum(x).type.dtype == expected == np.sum(np.zeros(2, dtype)).dtype.name
     assert lt.prod(x).type.dtype == expected
     assert lt.max(x).type.dtype == dtype

@@ -32,7 +32,7 @@ def _values(dtype, shape):
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int8", "int32"])
 @pytest.mark.parametrize("shape", [(), (0,), (2, 3)])
 def test_unary_vs_numpy(name, dtype, shape):
-    x = lt.tensor(dtype, shape=(None,) * len(shape))
+    x = lt.tensor(dtype=dtype, shape=(None,) * len(shape))
     xv = _values(dtype, shape)
     out = getattr(lt, name)(x)
     got = run(out, {x: xv})
@@ -71,8 +71,8 @@ BINARY = {
 @pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float32", "float32"), ("int32", "int32"),
                                     ("int8", "float32"), ("int64", "float64"), ("int8", "int16")])
 def test_binary_vs_numpy(name, dtypes):
-    a = lt.tensor(dtypes[0], shape=(None, 1))
-    b = lt.tensor(dtypes[1], shape=(1, None))
+    a = lt.tensor(dtype=dtypes[0], shape=(None, 1))
+    b = lt.tensor(dtype=dtypes[1], shape=(1, None))
     av, bv = _values(dtypes[0], (3, 1)), _values(dtypes[1], (1, 4))
     if name in ("int_div", "mod"):
         av = av - 2  # negative numerators check floor semantics
@@ -109,7 +109,7 @@ def test_python_operators():
 
 def test_logic_switch_where_clip_cast():
     c = lt.bvector()
-    b1, b2 = lt.tensor("bool", shape=(None,)), lt.tensor("bool", shape=(None,))
+    b1, b2 = lt.tensor(dtype="bool", shape=(None,)), lt.tensor(dtype="bool", shape=(None,))
     bv1, bv2 = np.array([True, False, True]), np.array([True, True, False])
     for f, g in [(lt.and_, np.logical_and), (lt.or_, np.logical_or), (lt.xor, np.logical_xor)]:
         out = run(f(b1, b2), {b1: bv1, b2: bv2})
@@ -136,7 +136,7 @@ def test_logic_switch_where_clip_cast():
 @pytest.mark.parametrize("axis", [None, 0, -1, (0, 2)])
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_reductions_vs_numpy(name, dtype, axis, keepdims):
-    x = lt.tensor(dtype, shape=(None, None, None))
+    x = lt.tensor(dtype=dtype, shape=(None, None, None))
     xv = _values(dtype, (2, 3, 4)) if dtype != "bool" else rng.random((2, 3, 4)) > 0.3
     out = getattr(lt, name)(x, axis=axis, keepdims=keepdims)
     got = run(out, {x: xv})
@@ -187,8 +187,8 @@ def test_argmax_argmin():
                                     ((), (3,)), ((2, 3), ()), ((0, 3), (3, 2))])
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int32"])
 def test_dot_vs_numpy(sa, sb, dtype):
-    a = lt.tensor(dtype, shape=(None,) * len(sa))
-    b = lt.tensor(dtype, shape=(None,) * len(sb))
+    a = lt.tensor(dtype=dtype, shape=(None,) * len(sa))
+    b = lt.tensor(dtype=dtype, shape=(None,) * len(sb))
     av, bv = _values(dtype, sa), _values(dtype, sb)
     out = lt.dot(a, b)
     got = run(out, {a: av, b: bv})
@@ -200,7 +200,7 @@ def test_dot_vs_numpy(sa, sb, dtype):
 
 def test_dot_errors_and_infer_shape():
     with pytest.raises(ValueError, match="not aligned"):
-        lt.dot(lt.tensor("float64", shape=(2, 3)), lt.tensor("float64", shape=(4, 2)))
+        lt.dot(lt.tensor(dtype="float64", shape=(2, 3)), lt.tensor(dtype="float64", shape=(4, 2)))
     a, b = lt.dmatrix(), lt.dmatrix()
     with pytest.raises(ValueError, match="not aligned"):
         run(lt.dot(a, b), {a: np.zeros((2, 3)), b: np.zeros((4, 2))})
@@ -211,8 +211,8 @@ def test_dot_errors_and_infer_shape():
 @pytest.mark.parametrize("sa, sb", [((2, 3), (3, 4)), ((5, 2, 3), (3, 4)), ((3,), (2, 3, 4)),
                                     ((2, 3, 4), (4,)), ((1, 2, 3), (4, 3, 2)), ((3,), (3,))])
 def test_matmul_vs_numpy(sa, sb):
-    a = lt.tensor("float64", shape=tuple(1 if s == 1 else None for s in sa))
-    b = lt.tensor("float64", shape=tuple(1 if s == 1 else None for s in sb))
+    a = lt.tensor(dtype="float64", shape=tuple(1 if s == 1 else None for s in sa))
+    b = lt.tensor(dtype="float64", shape=tuple(1 if s == 1 else None for s in sb))
     av, bv = rng.random(sa), rng.random(sb)
     got = run(lt.matmul(a, b), {a: av, b: bv})
     np.testing.assert_allclose(got, np.matmul(av, bv))
@@ -222,7 +222,7 @@ def test_matmul_vs_numpy(sa, sb):
 
 def test_matmul_errors():
     with pytest.raises(ValueError, match="do not match"):
-        lt.matmul(lt.tensor("float64", shape=(2, 3)), lt.tensor("float64", shape=(4, 2)))
+        lt.matmul(lt.tensor(dtype="float64", shape=(2, 3)), lt.tensor(dtype="float64", shape=(4, 2)))
     with pytest.raises(ValueError, match="scalars"):
         lt.matmul(lt.dscalar(), lt.dmatrix())
     a, b = lt.tensor3(), lt.tensor3()
@@ -294,3 +294,21 @@ def test_int_div_extremes_match_numpy(dtype):
         np.testing.assert_array_equal(quotient, xv // yv)
         np.testing.assert_array_equal(remainder, xv % yv)
     assert quotient.dtype == dtype
+
+
+def test_max_and_argmax_on_both_paths():
+    import lucent.tensor as lt
+    from lucent.tensor.math import max_and_argmax
+    from tests.helpers import run
+
+    m = lt.dmatrix("m")
+    data = np.array([[1.0, 3.0, 2.0], [4.0, 0.0, 5.0]])
+    mx, am = max_and_argmax(m, axis=1)
+    got_mx, got_am = run([mx, am], {m: data})
+    np.testing.assert_array_equal(got_mx, data.max(axis=1))
+    np.testing.assert_array_equal(got_am, data.argmax(axis=1))
+    mx, am = max_and_argmax(m)  # flattened
+    got_mx, got_am = run([mx, am], {m: data})
+    assert got_mx == 5.0 and got_am == 5
+    mx, am = max_and_argmax(m, axis=0, keepdims=True)
+    assert mx.type.ndim == 2 and am.type.ndim == 2

@@ -36,7 +36,7 @@ def check_infer_shape(out, givens):
 # --------------------------------------------------------------------------- #
 @pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 0, 4)])
 def test_shape_values_and_type(shape):
-    x = lt.tensor("float64", shape=(None,) * len(shape))
+    x = lt.tensor(dtype="float64", shape=(None,) * len(shape))
     s = S.shape(x)
     assert s.type == TensorType("int64", (len(shape),))
     out = run(s, {x: np.zeros(shape)})
@@ -178,7 +178,7 @@ def test_specify_shape_with_compiled_function():
      ((6,), (1, 6, 1)), ((0, 3), (3, 0)), ((0, 3), (-1, 3)), ((1,), ())],
 )
 def test_reshape_matches_numpy(dtype, in_shape, new_shape):
-    x = lt.tensor(dtype, shape=(None,) * len(in_shape))
+    x = lt.tensor(dtype=dtype, shape=(None,) * len(in_shape))
     y = S.reshape(x, new_shape)
     assert str(y.owner.op) == f"Reshape{{{len(new_shape)}}}"
     data = np.arange(int(np.prod(in_shape))).astype(dtype).reshape(in_shape)

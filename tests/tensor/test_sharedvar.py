@@ -24,7 +24,8 @@ def test_operators_work_on_shared():
 def test_shape_and_broadcastable_keywords():
     s = lucent.shared(np.zeros((1, 3)), shape=(1, None))
     assert s.type.shape == (1, None)
-    b = lucent.shared(np.zeros((1, 3)), broadcastable=(True, False))
+    with pytest.warns(DeprecationWarning, match="broadcastable"):
+        b = lucent.shared(np.zeros((1, 3)), broadcastable=(True, False))
     assert b.type.shape == (1, None)
     with pytest.raises(ValueError):
         lucent.shared(np.zeros((1, 3)), shape=(1,))
@@ -81,3 +82,27 @@ def test_zero():
     s = lucent.shared(np.ones(2))
     s.zero()
     np.testing.assert_array_equal(s.get_value(), [0, 0])
+
+
+def test_masked_arrays_are_refused():
+    with pytest.raises(NotImplementedError, match="MaskedArrays are not supported"):
+        lucent.shared(np.ma.masked_greater(np.arange(4), 2))
+
+
+def test_scalar_shared_variable_is_a_deprecated_alias():
+    from lucent.tensor import sharedvar
+
+    with pytest.warns(FutureWarning, match="deprecated"):
+        assert sharedvar.ScalarSharedVariable is TensorSharedVariable
+    with pytest.raises(AttributeError, match="no attribute"):
+        sharedvar.NoSuchThing
+
+
+def test_shape_of_shared_is_a_vector_of_lengths():
+    s = lucent.shared(np.zeros((2, 4)))
+    f = lucent.function([], s.shape, mode="FAST_RUN")
+    kinds = [type(n.op).__name__ for n in f.maker.fgraph.toposort()]
+    assert kinds == ["Shape_i", "Shape_i", "MakeVector"]
+    np.testing.assert_array_equal(f(), [2, 4])
+    s.set_value(np.zeros((3, 1)))
+    np.testing.assert_array_equal(f(), [3, 1])

@@ -25,7 +25,7 @@ def np_lse(v, axis, keepdims=False):
 @pytest.mark.parametrize("axis", [-1, 0, 1, None])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_softmax_log_softmax_values(axis, dtype):
-    x = lt.tensor(dtype, shape=(None, None))
+    x = lt.tensor(dtype=dtype, shape=(None, None))
     xv = (rng.standard_normal((3, 4)) * 3).astype(dtype)
     sm = run(softmax(x, axis=axis), {x: xv})
     lsm = run(log_softmax(x, axis=axis), {x: xv})

@@ -38,7 +38,7 @@ BASIC_INDICES = [
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int32"])
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
 def test_basic_indexing_matches_numpy_and_is_a_view(index, dtype, layout):
-    x = lt.tensor(dtype, shape=(None, None, None))
+    x = lt.tensor(dtype=dtype, shape=(None, None, None))
     data = _inputs(dtype, layout)
     expected = data[index]
     out_var = x[index]
@@ -179,7 +179,7 @@ SET_CASES = [
 @pytest.mark.parametrize("mode", ["set", "inc"])
 def test_set_and_inc_subtensor_match_numpy(index, y, mode):
     x = lt.tensor3("x")
-    yv = lt.tensor("float64", shape=tuple(1 if s == 1 else None for s in np.shape(y)))
+    yv = lt.tensor(dtype="float64", shape=tuple(1 if s == 1 else None for s in np.shape(y)))
     fn = lt.set_subtensor if mode == "set" else lt.inc_subtensor
     out_var = fn(x[index], yv)
     assert out_var.type == x.type

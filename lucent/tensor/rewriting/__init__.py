@@ -6,10 +6,12 @@ fusion and in-place (``elemwise``, ``fused_reduction``, ``inplace``).
 """
 
 from lucent.tensor.rewriting import (  # noqa: F401
+    assumptions,
     basic,
     elemwise,
     fused_reduction,
     inplace,
+    linalg,
     math,
     shape,
     special,

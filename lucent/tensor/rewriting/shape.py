@@ -18,11 +18,12 @@ import numpy as np
 
 from lucent.graph.basic import Constant, Variable
 from lucent.graph.rewriting.basic import node_rewriter
+from lucent.graph.utils import MethodNotDefined
 from lucent.tensor.basic import MakeVector, NotScalarConstantError, constant, get_scalar_constant_value
 from lucent.tensor.elemwise import Elemwise
 from lucent.tensor.math import ReducedSize
 from lucent.tensor.rewriting.basic import _is_length_of, fit_to_output
-from lucent.tensor.rewriting.registry import register_canonicalize
+from lucent.tensor.rewriting.registry import register_canonicalize, register_specialize
 from lucent.tensor.shape import Reshape, Shape, Shape_i
 from lucent.tensor.type import TensorType
 
@@ -41,6 +42,43 @@ def local_shape_to_constant(fgraph, node):
     if any(s is None for s in x.type.shape):
         return False
     return [_int64(np.asarray(x.type.shape, dtype="int64").reshape(x.type.ndim))]
+
+
+@node_rewriter([Shape])
+def local_shape_to_shape_i(fgraph, node):
+    """``shape(x)`` is the vector of its lengths, ``[Shape_i{0}(x), 2, ...]``.
+
+    Run late (specialize), once the canonical rewrites that look for
+    ``shape(x)`` have had their chance: each entry is then either a constant
+    (a static length) or a ``Shape_i``, which later rewrites and the linker
+    treat one by one.
+    """
+    x = node.inputs[0]
+    if not isinstance(x.type, TensorType) or x.type.ndim == 0:
+        return False
+    if all(s is not None for s in x.type.shape):
+        return False  # a constant: local_shape_to_constant's job
+    entries = [_int64(s) if s is not None else Shape_i(d)(x) for d, s in enumerate(x.type.shape)]
+    return [fit_to_output(MakeVector("int64")(*entries), node.outputs[0])]
+
+
+def _on_shape_error(node, exc):
+    """An ``infer_shape`` that failed: warn and go on without the shape, or raise.
+
+    ``config.on_shape_error`` decides; a failing ``infer_shape`` is a bug in
+    the Op, so it is never silently ignored.
+    """
+    from lucent.configdefaults import config
+
+    if config.on_shape_error == "raise":
+        raise exc
+    import warnings
+
+    warnings.warn(
+        f"{node.op}.infer_shape failed for node {node} ({type(exc).__name__}: {exc}); the shape "
+        "rewrites go on without this shape. Set config.on_shape_error='raise' to stop here.",
+        stacklevel=2,
+    )
 
 
 @node_rewriter([Shape_i])
@@ -136,8 +174,14 @@ def local_shape_i_lift(fgraph, node):
             input_shapes.append(())
     try:
         shapes = infer(fgraph, owner, input_shapes)
+    except (NotImplementedError, MethodNotDefined):  # the op does not infer shapes
+        return False
+    except Exception as exc:
+        _on_shape_error(owner, exc)
+        return False
+    try:
         length = shapes[v.index][node.op.i]
-    except Exception:  # ops without infer_shape, or shapes it cannot express
+    except Exception:  # shapes it cannot express
         return False
     if isinstance(length, (int, np.integer)):
         return [_int64(int(length))]
@@ -183,6 +227,7 @@ register_canonicalize(local_shape_to_constant, "fast_compile")
 register_canonicalize(local_shape_i_to_constant, "fast_compile")
 register_canonicalize(local_subtensor_of_shape, "fast_compile")
 register_canonicalize(local_shape_i_lift)
+register_specialize(local_shape_to_shape_i)
 register_canonicalize(local_reduced_size, "fast_compile")
 
 

@@ -24,8 +24,8 @@ def _v(shape, dtype):
                                     ("int64", "int64"), ("int32", "int64"), ("bool", "bool")])
 @pytest.mark.parametrize("ranks", [(1, 1), (2, 1), (1, 2), (2, 2)])
 def test_dot(dtypes, ranks):
-    a = lt.tensor(dtypes[0], shape=(None,) * ranks[0])
-    b = lt.tensor(dtypes[1], shape=(None,) * ranks[1])
+    a = lt.tensor(dtype=dtypes[0], shape=(None,) * ranks[0])
+    b = lt.tensor(dtype=dtypes[1], shape=(None,) * ranks[1])
     out = Dot()(a, b)
     shapes = {(1, 1): ((4,), (4,)), (2, 1): ((3, 4), (4,)), (1, 2): ((4,), (4, 5)), (2, 2): ((3, 4), (4, 5))}
     sa, sb = shapes[ranks]
@@ -39,7 +39,7 @@ def test_dot(dtypes, ranks):
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_dot22_layouts(dtype):
-    x, y = lt.tensor(dtype, shape=(None, None)), lt.tensor(dtype, shape=(None, None))
+    x, y = lt.tensor(dtype=dtype, shape=(None, None)), lt.tensor(dtype=dtype, shape=(None, None))
     out = Dot22()(x, y)
     X, Y = _v((6, 4), dtype), _v((4, 5), dtype)
     check(out, X, Y, view=False)
@@ -52,16 +52,16 @@ def test_dot22_layouts(dtype):
 
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "bool"])
 def test_matmul_batched(dtype):
-    a = lt.tensor(dtype, shape=(None, None, None))
-    b = lt.tensor(dtype, shape=(None, None, None))
+    a = lt.tensor(dtype=dtype, shape=(None, None, None))
+    b = lt.tensor(dtype=dtype, shape=(None, None, None))
     check(MatMul()(a, b), _v((3, 2, 4), dtype), _v((3, 4, 5), dtype))
     check(MatMul()(a, b), _v((3, 4, 2), dtype).transpose(0, 2, 1), _v((3, 4, 5), dtype)[:, :, ::-1])
-    a1 = lt.tensor(dtype, shape=(1, None, None))
+    a1 = lt.tensor(dtype=dtype, shape=(1, None, None))
     check(MatMul()(a1, b), _v((1, 2, 4), dtype), _v((3, 4, 5), dtype))
-    b1 = lt.tensor(dtype, shape=(None, 1, None, None))
-    a4 = lt.tensor(dtype, shape=(None, None, None, None))
+    b1 = lt.tensor(dtype=dtype, shape=(None, 1, None, None))
+    a4 = lt.tensor(dtype=dtype, shape=(None, None, None, None))
     check(MatMul()(a4, b1), _v((2, 3, 2, 4), dtype), _v((2, 1, 4, 1), dtype))
-    check(MatMul()(lt.tensor(dtype, shape=(None, None)), lt.tensor(dtype, shape=(None, None))),
+    check(MatMul()(lt.tensor(dtype=dtype, shape=(None, None)), lt.tensor(dtype=dtype, shape=(None, None))),
           _v((2, 3), dtype), _v((3, 4), dtype))
     check_raises(MatMul()(a, b), _v((3, 2, 4), dtype), _v((2, 4, 5), dtype), match="batch shapes")
     check_raises(MatMul()(a, b), _v((1, 2, 4), dtype), _v((2, 4, 5), dtype), match="batch shapes")
@@ -69,8 +69,8 @@ def test_matmul_batched(dtype):
 
 
 def test_matmul_mixed_dtypes():
-    a = lt.tensor("float32", shape=(None, None, None))
-    b = lt.tensor("float64", shape=(None, None, None))
+    a = lt.tensor(dtype="float32", shape=(None, None, None))
+    b = lt.tensor(dtype="float64", shape=(None, None, None))
     check(MatMul()(a, b), _v((2, 3, 4), "float32"), _v((2, 4, 2), "float64"))
 
 
@@ -78,8 +78,8 @@ def test_matmul_mixed_dtypes():
 @pytest.mark.parametrize("inplace", [False, True])
 @pytest.mark.parametrize("alpha, beta", [(1.0, 0.0), (-0.5, 1.0), (2.0, 0.5), (0.0, 1.0)])
 def test_gemm(dtype, inplace, alpha, beta):
-    z, x, y = (lt.tensor(dtype, shape=(None, None)) for _ in range(3))
-    a, b = lt.tensor(dtype, shape=()), lt.tensor(dtype, shape=())
+    z, x, y = (lt.tensor(dtype=dtype, shape=(None, None)) for _ in range(3))
+    a, b = lt.tensor(dtype=dtype, shape=()), lt.tensor(dtype=dtype, shape=())
     out = Gemm(inplace)(z, a, x, y, b)
     Z = _v((3, 5), dtype)
     if beta == 0:
@@ -95,8 +95,8 @@ def test_gemm(dtype, inplace, alpha, beta):
 @pytest.mark.parametrize("inplace", [False, True])
 @pytest.mark.parametrize("alpha, beta", [(1.0, 0.0), (-0.5, 1.0), (2.0, 0.5)])
 def test_gemv(dtype, inplace, alpha, beta):
-    yv, A, xv = lt.tensor(dtype, shape=(None,)), lt.tensor(dtype, shape=(None, None)), lt.tensor(dtype, shape=(None,))
-    a, b = lt.tensor(dtype, shape=()), lt.tensor(dtype, shape=())
+    yv, A, xv = lt.tensor(dtype=dtype, shape=(None,)), lt.tensor(dtype=dtype, shape=(None, None)), lt.tensor(dtype=dtype, shape=(None,))
+    a, b = lt.tensor(dtype=dtype, shape=()), lt.tensor(dtype=dtype, shape=())
     out = Gemv(inplace)(yv, a, A, xv, b)
     Y = _v((3,), dtype)
     args = (np.asarray(alpha, dtype), _v((3, 4), dtype), _v((4,), dtype), np.asarray(beta, dtype))
@@ -108,8 +108,8 @@ def test_gemv(dtype, inplace, alpha, beta):
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("destructive", [False, True])
 def test_ger(dtype, destructive):
-    A, x, y = lt.tensor(dtype, shape=(None, None)), lt.tensor(dtype, shape=(None,)), lt.tensor(dtype, shape=(None,))
-    a = lt.tensor(dtype, shape=())
+    A, x, y = lt.tensor(dtype=dtype, shape=(None, None)), lt.tensor(dtype=dtype, shape=(None,)), lt.tensor(dtype=dtype, shape=(None,))
+    a = lt.tensor(dtype=dtype, shape=())
     out = Ger(destructive)(A, a, x, y)
     args = (np.asarray(0.5, dtype), _v((3,), dtype), _v((4,), dtype))
     check(out, _v((3, 4), dtype), *args, inplace=destructive, view=None if destructive else False)

@@ -109,5 +109,10 @@ def test_numba_type_of():
 
 
 def test_every_registered_implementation_is_an_op_class():
+    # HasInnerGraph is the one mixin with a kernel: every op that carries an
+    # inner graph (OpFromGraph, ...) is compiled from that graph, and the
+    # link layer cannot name the op classes defined above it.
+    from lucent.graph.op import HasInnerGraph
+
     for klass in numba_funcify._registry:
-        assert issubclass(klass, Op)
+        assert issubclass(klass, Op) or klass is HasInnerGraph

@@ -95,13 +95,13 @@ def check_raises(out_var, *given, match=None):
         kernel(*[_copy(v) for v in values])
 
 
-x2 = lt.tensor("float64", shape=(None, None))
+x2 = lt.tensor(dtype="float64", shape=(None, None))
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "bool"])
 @pytest.mark.parametrize("shp", [(), (0,), (3,), (2, 0, 3), (2, 3, 4)])
 def test_shape(dtype, shp):
-    x = lt.tensor(dtype, shape=(None,) * len(shp))
+    x = lt.tensor(dtype=dtype, shape=(None,) * len(shp))
     check(Shape()(x), np.zeros(shp, dtype=dtype))
     for i in range(len(shp)):
         check(Shape_i(i)(x), np.zeros(shp, dtype=dtype))
@@ -112,7 +112,7 @@ def test_specify_shape_view_and_none_entries():
     out = specify_shape(x2, (i, None))
     check(out, np.ones((2, 3)), np.asarray(2, dtype="int32"), view=True)
     check(specify_shape(x2, (2, 3)), np.ones((2, 3))[:, ::-1], view=True)
-    v = lt.tensor("int64", shape=(None,))
+    v = lt.tensor(dtype="int64", shape=(None,))
     check(specify_shape(v, (0,)), np.zeros(0, dtype="int64"))
 
 
@@ -128,7 +128,7 @@ def test_specify_shape_mismatch_raises_like_perform():
      ((4, 0), (2, 2, 0))],
 )
 def test_reshape_values_and_views(dtype, src_shape, new):
-    x = lt.tensor(dtype, shape=(None,) * len(src_shape))
+    x = lt.tensor(dtype=dtype, shape=(None,) * len(src_shape))
     value = (np.arange(int(np.prod(src_shape))) % 3).astype(dtype).reshape(src_shape)
     check(reshape(x, new), value, view=bool(value.size))
 
@@ -141,7 +141,7 @@ def test_reshape_of_strided_input_copies():
 
 
 def test_reshape_symbolic_shape_and_errors():
-    s = lt.tensor("int64", shape=(2,))
+    s = lt.tensor(dtype="int64", shape=(2,))
     out = Reshape(2)(x2, s)
     check(out, np.arange(6.0).reshape(2, 3), np.array([3, 2]))
     check(out, np.arange(6.0).reshape(2, 3), np.array([-1, 1]))
@@ -149,5 +149,5 @@ def test_reshape_symbolic_shape_and_errors():
     check_raises(out, np.arange(6.0).reshape(2, 3), np.array([4, 2]), match=r"\(size 6\) to shape \(4, 2\)")
     check_raises(out, np.arange(6.0).reshape(2, 3), np.array([-1, -1]), match="only one entry may be -1")
     check_raises(out, np.zeros((0, 3)), np.array([0, -1]))
-    s32 = lt.tensor("int32", shape=(None,))
+    s32 = lt.tensor(dtype="int32", shape=(None,))
     check(Reshape(1)(x2, s32), np.arange(6.0).reshape(2, 3), np.array([6], dtype="int32"))

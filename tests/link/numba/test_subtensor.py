@@ -33,7 +33,7 @@ DTYPES = ["float64", "float32", "int64", "bool"]
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_subtensor_constant_and_symbolic_indices(dtype):
-    x = lt.tensor(dtype, shape=(None, None, None))
+    x = lt.tensor(dtype=dtype, shape=(None, None, None))
     v = _values(dtype, (3, 4, 5))
     for expr in [x[1], x[-1, 1:], x[:, ::-1], x[::-2, 1:3, -1], x[1:1], x[5:], x[-10:2:1]]:
         assert isinstance(expr.owner.op, Subtensor)
@@ -51,17 +51,17 @@ def _size(expr, v):
 
 
 def test_subtensor_strided_0d_and_empty():
-    x = lt.tensor("float64", shape=(None, None))
+    x = lt.tensor(dtype="float64", shape=(None, None))
     strided = np.arange(30.0).reshape(5, 6)[::2, 1::2]
     check(x[1:, ::-1], strided, view=True)
     check(x[i, i], strided, _i(-1))
     check(x[:, i], np.zeros((0, 3)), _i(2))
-    v = lt.tensor("int32", shape=(None,))
+    v = lt.tensor(dtype="int32", shape=(None,))
     check(v[i], np.arange(4, dtype="int32"), _i(3))
 
 
 def test_subtensor_bounds_and_step_errors():
-    x = lt.tensor("float64", shape=(None, None))
+    x = lt.tensor(dtype="float64", shape=(None, None))
     check_raises(x[i], np.zeros((3, 2)), _i(3), match="index 3 is out of bounds for axis 0 with length 3")
     check_raises(x[:, i], np.zeros((3, 2)), _i(-3), match="index -3 is out of bounds for axis 1 with length 2")
     check_raises(x[::i], np.zeros((3, 2)), _i(0), match="slice step cannot be zero")
@@ -71,14 +71,14 @@ def test_subtensor_bounds_and_step_errors():
 @pytest.mark.parametrize("inplace", [False, True])
 @pytest.mark.parametrize("set_", [False, True])
 def test_inc_subtensor(dtype, inplace, set_):
-    x = lt.tensor(dtype, shape=(None, None))
+    x = lt.tensor(dtype=dtype, shape=(None, None))
     xv = _values(dtype, (4, 5))
     cases = [
-        (x[1:3], lt.tensor(dtype, shape=(None, None)), _values(dtype, (2, 5))),
-        (x[i, ::-2], lt.tensor(dtype, shape=(None,)), _values(dtype, (3,))),
-        (x[1, i], lt.tensor(dtype, shape=()), _values(dtype, ())),
-        (x[:, 1:], lt.tensor(dtype, shape=(1, None)), _values(dtype, (1, 4))),  # broadcast row
-        (x[:, i], lt.tensor(dtype, shape=()), _values(dtype, ())),
+        (x[1:3], lt.tensor(dtype=dtype, shape=(None, None)), _values(dtype, (2, 5))),
+        (x[i, ::-2], lt.tensor(dtype=dtype, shape=(None,)), _values(dtype, (3,))),
+        (x[1, i], lt.tensor(dtype=dtype, shape=()), _values(dtype, ())),
+        (x[:, 1:], lt.tensor(dtype=dtype, shape=(1, None)), _values(dtype, (1, 4))),  # broadcast row
+        (x[:, i], lt.tensor(dtype=dtype, shape=()), _values(dtype, ())),
     ]
     for indexed, y, yv in cases:
         base = inc_subtensor(indexed, y) if not set_ else set_subtensor(indexed, y)
@@ -92,15 +92,15 @@ def test_inc_subtensor(dtype, inplace, set_):
 
 
 def test_inc_subtensor_refuses_undeclared_broadcast_and_overlap_in_place():
-    x = lt.tensor("float64", shape=(None, None))
-    y = lt.tensor("float64", shape=(None, None))
+    x = lt.tensor(dtype="float64", shape=(None, None))
+    y = lt.tensor(dtype="float64", shape=(None, None))
     out = inc_subtensor(x[1:], y)
     check_raises(out, np.zeros((3, 4)), np.ones((1, 4)), match="cannot broadcast a value of shape")
     # In place with y a view of x: NumPy buffers the overlap, so must the kernel.
     from lucent.link.numba.dispatch import numba_funcify
 
-    v = lt.tensor("float64", shape=(None,))
-    w = lt.tensor("float64", shape=(None,))
+    v = lt.tensor(dtype="float64", shape=(None,))
+    w = lt.tensor(dtype="float64", shape=(None,))
     node = IncSubtensor(((True, None, None),), inplace=True)(v, w, lt.constant(1)).owner
     a = np.arange(6.0)
     numba_funcify(node.op, node)(a, a[:-1], np.asarray(1))
@@ -123,17 +123,17 @@ def test_slice_length():
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_advanced_subtensor1(dtype):
-    x = lt.tensor(dtype, shape=(None, None))
-    idx = lt.tensor("int64", shape=(None,))
+    x = lt.tensor(dtype=dtype, shape=(None, None))
+    idx = lt.tensor(dtype="int64", shape=(None,))
     out = x[idx]
     assert isinstance(out.owner.op, AdvancedSubtensor1)
     xv = _values(dtype, (4, 3))
     check(out, xv, np.array([0, -1, 2, 2]), view=False)
     check(out, xv, np.array([], dtype="int64"))
     check(out, xv[::2, ::-1], np.array([1, 0, -2]))
-    v = lt.tensor(dtype, shape=(None,))
+    v = lt.tensor(dtype=dtype, shape=(None,))
     check(v[idx], _values(dtype, (5,)), np.array([4, -5, 0]))
-    idx32 = lt.tensor("int32", shape=(None,))
+    idx32 = lt.tensor(dtype="int32", shape=(None,))
     check(x[idx32], xv, np.array([3, 1], dtype="int32"))
     check_raises(out, xv, np.array([1, 4]), match="index 4 is out of bounds for axis 0 with length 4")
     check_raises(out, xv, np.array([-5]), match="index -5 is out of bounds")
@@ -143,34 +143,34 @@ def test_advanced_subtensor1(dtype):
 @pytest.mark.parametrize("inplace", [False, True])
 @pytest.mark.parametrize("set_", [False, True])
 def test_advanced_inc_subtensor1_accumulates_like_add_at(dtype, inplace, set_):
-    x = lt.tensor(dtype, shape=(None, None))
-    idx = lt.tensor("int64", shape=(None,))
+    x = lt.tensor(dtype=dtype, shape=(None, None))
+    idx = lt.tensor(dtype="int64", shape=(None,))
     xv = _values(dtype, (4, 3))
     op = AdvancedIncSubtensor1(inplace=inplace, set_instead_of_inc=set_)
     for y, yv in [
-        (lt.tensor(dtype, shape=(None, None)), _values(dtype, (5, 3))),
-        (lt.tensor(dtype, shape=()), _values(dtype, ())),
-        (lt.tensor(dtype, shape=(None,)), _values(dtype, (3,))),
-        (lt.tensor(dtype, shape=(1, None)), _values(dtype, (1, 3))),
+        (lt.tensor(dtype=dtype, shape=(None, None)), _values(dtype, (5, 3))),
+        (lt.tensor(dtype=dtype, shape=()), _values(dtype, ())),
+        (lt.tensor(dtype=dtype, shape=(None,)), _values(dtype, (3,))),
+        (lt.tensor(dtype=dtype, shape=(1, None)), _values(dtype, (1, 3))),
     ]:
         out = op(x, y, idx)
         check(out, xv, yv, np.array([1, -1, 1, 0, 1]), inplace=inplace)
-    v = lt.tensor(dtype, shape=(None,))
-    check(op(v, lt.tensor(dtype, shape=(None,)), idx), _values(dtype, (3,)), _values(dtype, (4,)),
+    v = lt.tensor(dtype=dtype, shape=(None,))
+    check(op(v, lt.tensor(dtype=dtype, shape=(None,)), idx), _values(dtype, (3,)), _values(dtype, (4,)),
           np.array([2, 2, -1, 0]), inplace=inplace)
-    out = op(x, lt.tensor(dtype, shape=(None, None)), idx)
+    out = op(x, lt.tensor(dtype=dtype, shape=(None, None)), idx)
     check_raises(out, xv, _values(dtype, (2, 3)), np.array([0, 7]), match="index 7 is out of bounds")
     check_raises(out, xv, _values(dtype, (1, 3)), np.array([0, 1]), match="cannot broadcast")
 
 
 def _adv_cases():
-    x = lt.tensor("float64", shape=(None, None, None))
-    a = lt.tensor("int64", shape=(None,))
-    a1 = lt.tensor("int64", shape=(1,))
-    a2 = lt.tensor("int64", shape=(None,))
-    b = lt.tensor("int64", shape=(None, None))
-    m = lt.tensor("bool", shape=(None, None))
-    m1 = lt.tensor("bool", shape=(None,))
+    x = lt.tensor(dtype="float64", shape=(None, None, None))
+    a = lt.tensor(dtype="int64", shape=(None,))
+    a1 = lt.tensor(dtype="int64", shape=(1,))
+    a2 = lt.tensor(dtype="int64", shape=(None,))
+    b = lt.tensor(dtype="int64", shape=(None, None))
+    m = lt.tensor(dtype="bool", shape=(None, None))
+    m1 = lt.tensor(dtype="bool", shape=(None,))
     av, bv = np.array([0, -1, 2, 0]), np.array([[1, 0], [2, -3]])
     mv = np.array([[True, False, True, False], [False, False, True, True], [True, True, False, False]])
     return [
@@ -192,24 +192,24 @@ def test_advanced_subtensor_layouts():
     xv = np.arange(60.0).reshape(3, 4, 5)
     for out, given in _adv_cases():
         check(out, xv, *given)
-    x = lt.tensor("float64", shape=(None, None, None))
+    x = lt.tensor(dtype="float64", shape=(None, None, None))
     check(x[np.array([True, False, True])], xv)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_advanced_subtensor_dtypes_and_strided(dtype):
-    x = lt.tensor(dtype, shape=(None, None))
-    a = lt.tensor("int32", shape=(None,))
+    x = lt.tensor(dtype=dtype, shape=(None, None))
+    a = lt.tensor(dtype="int32", shape=(None,))
     out = x[a, a]
     assert isinstance(out.owner.op, AdvancedSubtensor)
     xv = _values(dtype, (5, 6))[::-1, ::2]
     check(out, xv, np.array([0, -1, 2], dtype="int32"))
     check(x[1:, a], xv, np.array([], dtype="int32"))
     check_raises(out, xv, np.array([0, 5], dtype="int32"), match="index 5 is out of bounds for axis 0")
-    a2 = lt.tensor("int32", shape=(None,))
+    a2 = lt.tensor(dtype="int32", shape=(None,))
     check_raises(x[a, a2], xv, np.array([0, 1], dtype="int32"), np.array([0, 1, 2], dtype="int32"),
                  match="shape mismatch")
-    m = lt.tensor("bool", shape=(None, None))
+    m = lt.tensor(dtype="bool", shape=(None, None))
     check_raises(x[m], xv, np.ones((5, 2), dtype=bool), match="boolean index")
 
 
@@ -223,16 +223,16 @@ def test_advanced_inc_subtensor(inplace, mode):
         node = indexed.owner
         region = perform(node, input_values(node, [xv, *given]))[0]
         op = AdvancedIncSubtensor(node.op.idx_list, inplace, mode == "set", mode == "ignore_duplicates")
-        y = lt.tensor("float64", shape=(None,) * region.ndim)
+        y = lt.tensor(dtype="float64", shape=(None,) * region.ndim)
         out = op(node.inputs[0], y, *node.inputs[1:])
         yv = np.arange(region.size, dtype="float64").reshape(region.shape) + 0.5
         check(out, xv, yv, *given, inplace=inplace)
         # A broadcast scalar value, repeated indices accumulate.
-        out = op(node.inputs[0], lt.tensor("float64", shape=()), *node.inputs[1:])
+        out = op(node.inputs[0], lt.tensor(dtype="float64", shape=()), *node.inputs[1:])
         check(out, xv, np.asarray(2.0), *given, inplace=inplace)
-    x = lt.tensor("int64", shape=(None, None))
-    a = lt.tensor("int64", shape=(None,))
+    x = lt.tensor(dtype="int64", shape=(None, None))
+    a = lt.tensor(dtype="int64", shape=(None,))
     op = AdvancedIncSubtensor((("a"), ("a")), inplace, mode == "set", mode == "ignore_duplicates")
-    out = op(x, lt.tensor("int64", shape=(1,)), a, a)
+    out = op(x, lt.tensor(dtype="int64", shape=(1,)), a, a)
     check(out, np.zeros((3, 3), dtype="int64"), np.array([5]), np.array([0, 1, 0, 0]), inplace=inplace)
     check_raises(out, np.zeros((3, 3), dtype="int64"), np.array([5]), np.array([0, 3]), match="out of bounds")

@@ -16,15 +16,15 @@ from tests.link.numba.test_shape import check, check_raises
 @pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float32", "float64"), ("int32", "int64"),
                                     ("bool", "bool"), ("int8", "float32")])
 def test_join(dtypes):
-    a = lt.tensor(dtypes[0], shape=(None, None))
-    b = lt.tensor(dtypes[1], shape=(None, None))
+    a = lt.tensor(dtype=dtypes[0], shape=(None, None))
+    b = lt.tensor(dtype=dtypes[1], shape=(None, None))
     av = (np.arange(6).reshape(2, 3) % 3).astype(dtypes[0])
     bv = (np.arange(9).reshape(3, 3) % 2).astype(dtypes[1])
     check(Join(0)(a, b), av, bv)
     check(Join(1)(a, b), av, bv.T[:2], view=False)
     check(Join(0)(a, b, a), av[::-1, ::2], np.zeros((0, 2), dtype=dtypes[1]))
     check_raises(Join(0)(a, b), av, bv[:, :2], match=r"cannot join arrays of shapes \(2, 3\), \(3, 2\)")
-    v = lt.tensor(dtypes[0], shape=(None,))
+    v = lt.tensor(dtype=dtypes[0], shape=(None,))
     check(Join(0)(v), av[0])
 
 
@@ -33,14 +33,14 @@ def test_scalar_tensor_conversions(dtype):
     s = get_scalar_type(dtype)()
     value = np.asarray(1, dtype=dtype)[()]
     check(TensorFromScalar()(s), value)
-    t = lt.tensor(dtype, shape=())
+    t = lt.tensor(dtype=dtype, shape=())
     check(ScalarFromTensor()(t), np.asarray(1, dtype=dtype))
 
 
 @pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 3)])
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "bool"])
 def test_copies_and_views(shape, dtype):
-    x = lt.tensor(dtype, shape=(None,) * len(shape))
+    x = lt.tensor(dtype=dtype, shape=(None,) * len(shape))
     value = np.ones(shape, dtype=dtype)
     check(TensorCopy()(x), value, view=False)
     check(DeepCopyOp()(x), value, view=False)
@@ -71,14 +71,14 @@ def test_make_vector(dtype):
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "bool"])
 def test_alloc(dtype):
     n, m = lt.scalar(dtype="int64"), lt.scalar(dtype="int32")
-    scalar = lt.tensor(dtype, shape=())
+    scalar = lt.tensor(dtype=dtype, shape=())
     check(Alloc()(scalar, n, m), np.asarray(1, dtype=dtype), np.asarray(2), np.asarray(3, dtype="int32"))
     check(Alloc()(scalar, n, m), np.asarray(1, dtype=dtype), np.asarray(0), np.asarray(3, dtype="int32"))
     check(Alloc()(scalar), np.asarray(1, dtype=dtype))
-    row = lt.tensor(dtype, shape=(1, None))
+    row = lt.tensor(dtype=dtype, shape=(1, None))
     rv = (np.arange(3) % 2).astype(dtype).reshape(1, 3)
     check(Alloc()(row, n, lt.constant(4), m), rv, np.asarray(2), np.asarray(3, dtype="int32"))
-    v = lt.tensor(dtype, shape=(None,))
+    v = lt.tensor(dtype=dtype, shape=(None,))
     check(Alloc()(v, n, m), rv[0, ::-1], np.asarray(2), np.asarray(3, dtype="int32"))
     check_raises(Alloc()(v, n, m), rv[0], np.asarray(2), np.asarray(4, dtype="int32"),
                  match=r"cannot broadcast a value of shape \(3,\) to shape \(2, 4\)")

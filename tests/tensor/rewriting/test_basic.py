@@ -189,7 +189,7 @@ def test_transpose_of_transpose_and_squeeze_of_expand_dims():
 
 
 def test_expand_dims_of_squeeze_same_axis_is_input():
-    x = lt.tensor("float32", shape=(1, None), name="x")
+    x = lt.tensor(dtype="float32", shape=(1, None), name="x")
     out = lt.expand_dims(lt.squeeze(x, 0), 0)
     new = canonicalize(out)
     assert not ops_of(new, DimShuffle)
@@ -197,7 +197,7 @@ def test_expand_dims_of_squeeze_same_axis_is_input():
 
 
 def test_dimshuffle_of_dimshuffle_becomes_one():
-    x = lt.tensor("float64", shape=(None, 1, None), name="x")
+    x = lt.tensor(dtype="float64", shape=(None, 1, None), name="x")
     out = lt.expand_dims(lt.squeeze(x, 1).T, 0)
     new = canonicalize(out)
     assert len(ops_of(new, DimShuffle)) == 1
@@ -226,7 +226,7 @@ def test_dimshuffle_not_lifted_past_shared_elemwise():
 # SpecifyShape
 # --------------------------------------------------------------------------- #
 def test_specify_shape_already_in_type_removed():
-    x = lt.tensor("float64", shape=(3, None), name="x")
+    x = lt.tensor(dtype="float64", shape=(3, None), name="x")
     out = SpecifyShape()(x, 3, None) * 2
     new = canonicalize(out)
     assert not ops_of(new, SpecifyShape)
@@ -278,7 +278,7 @@ def test_cast_to_same_dtype_removed():
     ],
 )
 def test_cast_of_cast(src, mid, dst, merged):
-    x = lt.tensor(src, shape=(None,), name="x")
+    x = lt.tensor(dtype=src, shape=(None,), name="x")
     out = cast(cast(x, mid), dst)
     new = canonicalize(out)
     n_casts = len(ops_of(new, ps.Cast))
@@ -301,7 +301,7 @@ def test_cast_of_cast(src, mid, dst, merged):
 def test_alloc_of_own_shape_removed():
     x = lt.dmatrix("x")
     out = alloc(x, x.shape[0], x.shape[1])
-    v = lt.tensor("float64", shape=(3,), name="v")
+    v = lt.tensor(dtype="float64", shape=(3,), name="v")
     out2 = alloc(v, 3)
     new, new2 = canonicalize([out, out2])
     assert not ops_of(new, Alloc) and not ops_of(new2, Alloc)
@@ -309,7 +309,7 @@ def test_alloc_of_own_shape_removed():
 
 
 def test_alloc_that_broadcasts_stays():
-    v = lt.tensor("float64", shape=(1, None), name="v")
+    v = lt.tensor(dtype="float64", shape=(1, None), name="v")
     n = lt.lscalar("n")
     out = alloc(v, n, v.shape[1])
     new = canonicalize(out)

@@ -95,7 +95,7 @@ def test_value_leaving_and_reentering_is_not_fused_across():
 def test_mixed_dtypes():
     x = lt.fmatrix("x")
     i = lt.imatrix("i")
-    k = lt.tensor("int8", shape=(None, None), name="k")
+    k = lt.tensor(dtype="int8", shape=(None, None), name="k")
     out = lt.exp(k) * x + (i * 3) / (k + 1) - lt.sqrt(abs(i))
     rng = np.random.default_rng(4)
     vals = [
@@ -118,8 +118,8 @@ def test_int_only_group_with_integer_results():
 
 
 def test_broadcasting_column_by_row():
-    a = lt.tensor("float64", shape=(3, 1), name="a")
-    b = lt.tensor("float64", shape=(1, 4), name="b")
+    a = lt.tensor(dtype="float64", shape=(3, 1), name="a")
+    b = lt.tensor(dtype="float64", shape=(1, 4), name="b")
     out = lt.exp(a) * b + lt.sin(a * b) - 2
     rng = np.random.default_rng(6)
     f = _compare([a, b], out, [rng.normal(size=(3, 1)), rng.normal(size=(1, 4))])
@@ -131,8 +131,8 @@ def test_broadcasting_column_by_row():
 def test_smaller_intermediate_is_not_exposed():
     # exp(a) has shape (3, 1); it is also an output, so it cannot be an output
     # of a (3, 4) fused node and stays a node of its own.
-    a = lt.tensor("float64", shape=(3, 1), name="a")
-    b = lt.tensor("float64", shape=(1, 4), name="b")
+    a = lt.tensor(dtype="float64", shape=(3, 1), name="a")
+    b = lt.tensor(dtype="float64", shape=(1, 4), name="b")
     e = lt.exp(a)
     out = (e * b) + b
     rng = np.random.default_rng(7)

@@ -47,7 +47,7 @@ def test_destroyable_input_is_overwritten():
 
 def test_constants_shapes_and_dtypes_are_respected():
     x = lt.dmatrix("x")
-    row = lt.tensor("float64", shape=(1, None), name="row")
+    row = lt.tensor(dtype="float64", shape=(1, None), name="row")
     i = lt.imatrix("i")
     out = lt.exp(x) * 2  # exp(x) may be overwritten; the constant never
     fg = _rewrite([x, row, i], [out + lt.exp(row), lt.exp(row) + x, i + x], destroyable=[row, i])

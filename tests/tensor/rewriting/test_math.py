@@ -243,7 +243,7 @@ def test_zero_d_add_mul():
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("divisor", [2.0, 0.25, -8.0, 1024.0])
 def test_division_by_power_of_two_is_exact_multiplication(dtype, divisor):
-    x = lt.tensor(dtype, shape=(None,), name="x")
+    x = lt.tensor(dtype=dtype, shape=(None,), name="x")
     out = x / lt.constant(np.asarray(divisor, dtype=dtype))
     new = canonicalize(out)
     assert not ops_of(new, ps.TrueDiv)

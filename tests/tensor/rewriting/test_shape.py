@@ -23,7 +23,7 @@ from tests.tensor.rewriting.test_basic import canonicalize, check_values, compil
 # Static lengths become constants
 # --------------------------------------------------------------------------- #
 def test_shape_of_static_tensor_is_constant():
-    x = lt.tensor("float64", shape=(2, 3), name="x")
+    x = lt.tensor(dtype="float64", shape=(2, 3), name="x")
     out = lt.shape(x)
     new = canonicalize(out)
     assert isinstance(new, Constant)
@@ -32,7 +32,7 @@ def test_shape_of_static_tensor_is_constant():
 
 
 def test_shape_i_and_indexed_shape_static_are_constants():
-    x = lt.tensor("float32", shape=(None, 5), name="x")
+    x = lt.tensor(dtype="float32", shape=(None, 5), name="x")
     outs = [Shape_i(1)(x), x.shape[1], x.shape[-1]]
     new = canonicalize(outs)
     for n in new:
@@ -60,14 +60,14 @@ def test_zero_d_shape():
 # ReducedSize
 # --------------------------------------------------------------------------- #
 def test_reduced_size_static_is_constant():
-    x = lt.tensor("float64", shape=(3, 4), name="x")
+    x = lt.tensor(dtype="float64", shape=(3, 4), name="x")
     out = ReducedSize(None)(x)
     new = canonicalize(out)
     assert isinstance(new, Constant) and int(new.data) == 12
 
 
 def test_reduced_size_one_unknown_length_is_shape_i():
-    x = lt.tensor("float64", shape=(None, 4), name="x")
+    x = lt.tensor(dtype="float64", shape=(None, 4), name="x")
     outs = [ReducedSize(None)(x), ReducedSize((0,))(x)]
     new = canonicalize(outs)
     for n in new:
@@ -105,7 +105,7 @@ def test_shape_of_elemwise_comes_from_input():
 
 
 def test_shape_through_broadcast_picks_non_broadcast_input():
-    x = lt.tensor("float64", shape=(1, None), name="x")
+    x = lt.tensor(dtype="float64", shape=(1, None), name="x")
     y = lt.dmatrix("y")
     out = (x * y).shape[0]
     new = canonicalize(out)
@@ -138,7 +138,7 @@ def test_reshape_to_own_shape_removed():
 
 
 def test_reshape_to_static_own_shape_removed():
-    x = lt.tensor("float32", shape=(2, 3), name="x")
+    x = lt.tensor(dtype="float32", shape=(2, 3), name="x")
     out = reshape(x, (2, 3))
     new = canonicalize(out)
     assert not ops_of(new, Reshape)
@@ -205,3 +205,15 @@ def test_mlp_training_step_fast_compile_smaller():
     f0 = lucent.function(inputs, cost, updates=updates, mode=Mode(optimizer=None))
     f1 = lucent.function(inputs, cost, updates=updates, mode="FAST_COMPILE")
     assert len(f1.maker.fgraph.apply_nodes) < len(f0.maker.fgraph.apply_nodes)
+
+
+def test_shape_becomes_lengths_late():
+    """FAST_RUN turns ``shape(x)`` into ``[Shape_i{0}(x), 3]``: static lengths are constants."""
+    x = lt.tensor("x", dtype="float64", shape=(None, 3))
+    f = lucent.function([x], x.shape, mode="FAST_RUN")
+    topo = f.maker.fgraph.toposort()
+    assert [type(n.op).__name__ for n in topo] == ["Shape_i", "MakeVector"]
+    assert isinstance(topo[1].inputs[1], Constant)
+    np.testing.assert_array_equal(f(np.zeros((5, 3))), [5, 3])
+    # canonicalize alone keeps the Shape node for the rewrites that look for it
+    assert ops_of(canonicalize(x.shape), Shape)

@@ -171,8 +171,8 @@ def test_dot_mixed_dtypes_is_cast():
 
 
 def test_dot_static_shapes_kept():
-    A = lt.tensor("float64", shape=(3, 4), name="A")
-    x = lt.tensor("float64", shape=(4,), name="x")
+    A = lt.tensor(dtype="float64", shape=(3, 4), name="A")
+    x = lt.tensor(dtype="float64", shape=(4,), name="x")
     expr = lt.dot(A, x)
     out = specialized(expr)
     assert out.type == expr.type
@@ -226,7 +226,7 @@ def test_gemm_not_folded_when_product_is_reused():
 
 
 def test_gemv_fold():
-    A, = lt.dmatrices("A")
+    A = lt.dmatrix("A")
     x, y = lt.dvectors("x", "y")
     a, b = lt.dscalars("a", "b")
     expr = b * y + a * lt.dot(A, x)
