@@ -10,6 +10,18 @@ Importing lucent does not import numba, ipywidgets or graphviz.
 
 __version__ = "0.1.0"
 
+import logging as _logging  # noqa: E402
+
+#: The package's logger: every ``lucent.*`` module logs below it. It prints
+#: warnings to stderr through ``logging_default_handler``, which a program may
+#: remove or replace. ``pytensor_logger`` is the same logger under PyTensor's name.
+logger = _logging.getLogger("lucent")
+logging_default_handler = _logging.StreamHandler()
+logging_default_handler.setFormatter(_logging.Formatter("%(levelname)s (%(name)s): %(message)s"))
+logger.addHandler(logging_default_handler)
+logger.setLevel(_logging.WARNING)
+pytensor_logger = logger
+
 from lucent.configdefaults import config  # noqa: E402
 from lucent.configparser import change_flags_global as change_flags  # noqa: E402,F401
 from lucent import graph  # noqa: E402,F401
@@ -27,3 +39,4 @@ from lucent.compile import (  # noqa: E402,F401
     shared_constructor,
 )
 from lucent.gradient import grad, jacobian, hessian  # noqa
+from lucent.compile.builders import OpFromGraph  # noqa: E402,F401

@@ -32,6 +32,7 @@ def _kernels_for(fgraph, order, forced_fallback):
     from lucent.link.numba.dispatch import NoNumbaImplementation, numba_funcify, numba_njit
     from lucent.link.numba.dispatch.basic import warn_fallback
     from lucent.link.numba.dispatch.fallback import make_fallback_kernel
+    from lucent.link.c.op import COpWithoutImplementation
 
     kernels = {}
     fallbacks = []
@@ -56,6 +57,8 @@ def _kernels_for(fgraph, order, forced_fallback):
                 kernel = numba_funcify(node.op, node=node)
             except NoNumbaImplementation:
                 reason = f"lucent has no Numba implementation for {type(node.op).__name__}"
+            except COpWithoutImplementation:
+                raise  # nothing to fall back on: say so when compiling, not when running
             except Exception as e:
                 reason = (
                     f"the Numba implementation of {type(node.op).__name__} failed for the node "
@@ -93,8 +96,10 @@ def _check_types(fgraph, order):
     variables = list(fgraph.inputs) + [o for node in order for o in node.outputs]
     for var in variables:
         if numba_type_of(var.type) is None:
+            why = getattr(var.type, "numba_unsupported", None)
             raise _PythonFallback(
                 f"the variable {var} has type {var.type}, which has no Numba equivalent"
+                + (f" ({why})" if why else "")
             )
 
 

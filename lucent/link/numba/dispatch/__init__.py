@@ -27,6 +27,12 @@ KERNEL_MODULES = (
     "subtensor",
     "tensor_basic",
     "blas",
+    "linalg",
+    "assumptions",
+    "builders",
+    "gradient",
+    "c_op",
+    "printing",
 )
 
 
