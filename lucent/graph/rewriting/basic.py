@@ -690,6 +690,8 @@ class MergeRewriter(GraphRewriter):
 MergeOptimizer = MergeRewriter
 SequentialNodeRewriter = NodeRewriterGroup
 
+from lucent.graph.rewriting.stack_trace import check_stack_trace, copy_stack_trace  # noqa: E402
+
 
 __all__ = [
     "Rewriter",
@@ -715,4 +717,6 @@ __all__ = [
     "replace_validated",
     "apply_node_rewriter",
     "RewriteFailure",
+    "check_stack_trace",
+    "copy_stack_trace",
 ]
