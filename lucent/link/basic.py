@@ -77,6 +77,10 @@ class Container:
         # (``get_value(borrow=True)``, a previous ``fn[name]``).
         if self.strict:
             return self.type.filter(value, strict=True)
+        if self.allow_downcast is None:
+            # A Type's filter need not know allow_downcast (the seed's
+            # ``filter(value, strict=False)``): pass it only when it was set.
+            return self.type.filter(value)
         return self.type.filter(value, allow_downcast=self.allow_downcast)
 
     @property
