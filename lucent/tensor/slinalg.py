@@ -4,8 +4,7 @@ Kept so programs written for the older layout still import; each name is
 looked up in its new home on first access, with a ``DeprecationWarning``.
 """
 
-import importlib
-import warnings
+from lucent.tensor.linalg.moved import moved_names
 
 _MOVED_NAMES = {
     "Cholesky": "lucent.tensor.linalg.decomposition.cholesky",
@@ -16,17 +15,4 @@ _MOVED_NAMES = {
 }
 
 
-def __getattr__(name):
-    if name in _MOVED_NAMES:
-        warnings.warn(
-            f"Importing {name!r} from '{__name__}' is deprecated. "
-            f"Use 'from lucent.tensor.linalg import {name}' instead.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(importlib.import_module(_MOVED_NAMES[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return list(_MOVED_NAMES)
+__getattr__, __dir__ = moved_names(__name__, _MOVED_NAMES)
