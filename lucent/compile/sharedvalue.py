@@ -189,14 +189,20 @@ def shared(value, name=None, strict=False, allow_downcast=None, **kwargs):
 
 
 def generic_constructor(value, name=None, strict=False, allow_downcast=None, borrow=False):
-    """Fallback for any Python object: a shared variable of the ``Generic`` type."""
+    """Fallback for any Python object: a shared variable of the ``Generic`` type.
+
+    The variable holds the object itself, not a copy, whatever ``borrow``
+    says: a generic Python object has no copy rule of its own (a deep copy
+    may be impossible or wrong), so ``get_value(borrow=True) is value``.
+    ``get_value()`` without borrowing still hands out a copy.
+    """
     try:
         from lucent.link.c.type import generic
     except ImportError:
         raise TypeError("the Generic type is not available") from None
     return SharedVariable(
         type=generic,
-        value=_copy_unless_borrow(value, borrow),
+        value=value,
         name=name,
         strict=strict,
         allow_downcast=allow_downcast,
@@ -204,6 +210,9 @@ def generic_constructor(value, name=None, strict=False, allow_downcast=None, bor
 
 
 shared_constructor(generic_constructor)
+
+#: The registered constructors, tried in reverse order (``shared.constructors``).
+shared.constructors = shared_constructor_list
 
 
 __all__ = ["SharedVariable", "shared", "shared_constructor", "shared_constructor_list"]

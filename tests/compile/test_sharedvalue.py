@@ -48,3 +48,38 @@ def test_deepcopy_of_container_is_independent():
     c = copy.deepcopy(s.container)
     c.value = np.ones(2)
     assert s.get_value()[0] == 0
+
+
+def test_shared_constructors_is_the_list_tried_in_reverse_order():
+    from lucent.compile.sharedvalue import shared_constructor
+
+    calls = []
+
+    def first(value, **kwargs):
+        calls.append("first")
+        raise TypeError("not mine")
+
+    def last(value, **kwargs):
+        calls.append("last")
+        raise TypeError("not mine either")
+
+    shared_constructor(first)
+    shared_constructor(last)
+    try:
+        assert lucent.shared.constructors[-2:] == [first, last]
+        lucent.shared(np.zeros(2))
+        assert calls == ["last", "first"]
+    finally:
+        shared_constructor(first, remove=True)
+        shared_constructor(last, remove=True)
+    assert first not in lucent.shared.constructors
+
+
+def test_shared_python_object_keeps_the_object():
+    class Settings:
+        pass
+
+    obj = Settings()
+    s = lucent.shared(obj)
+    assert s.get_value(borrow=True) is obj
+    assert s.get_value() is not obj and isinstance(s.get_value(), Settings)
