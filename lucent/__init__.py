@@ -8,7 +8,7 @@ memory per node, and notebook widgets draw graphs and live values.
 Importing lucent does not import numba, ipywidgets or graphviz.
 """
 
-__version__ = "0.1.0"
+from lucent._version import __version__  # noqa: E402,F401
 
 import logging as _logging  # noqa: E402
 

@@ -262,9 +262,9 @@ def kernel_fingerprint(op, kernel, registry, _depth=0):
 def versions():
     import numba
 
-    import lucent
+    from lucent._version import __version__
 
-    return (lucent.__version__, numba.__version__, CODEGEN_VERSION, implementation_digest())
+    return (__version__, numba.__version__, CODEGEN_VERSION, implementation_digest())
 
 
 def make_key(parts):
