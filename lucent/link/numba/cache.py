@@ -255,8 +255,95 @@ def kernel_fingerprint(op, kernel, registry, _depth=0):
         describe_code(code),
         tuple(cells),
         tuple(_file_digest(f) if os.path.isfile(f) else f for f in files),
-        builtin_kernels_digest() if own else "",
+        builtin_kernels_digest() if own else tuple(_dependencies(py, set())),
     )
+
+
+# ---------------------------------------------------------------------------
+# What a user kernel calls
+# ---------------------------------------------------------------------------
+def _is_installed(module_name):
+    """Whether a module belongs to Python or an installed package (versioned elsewhere)."""
+    import sys
+
+    top = (module_name or "").split(".")[0]
+    if top in sys.stdlib_module_names or top in ("numba", "numpy", "scipy", "llvmlite") or _is_lucent(top):
+        return True
+    module = sys.modules.get(module_name)
+    path = getattr(module, "__file__", None) or ""
+    return "site-packages" in path or "dist-packages" in path
+
+
+def _names_used(code):
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, pytypes.CodeType):
+            names |= _names_used(c)
+    return names
+
+
+def _dependencies(py, seen, depth=0):
+    """Descriptions of the user code and values a kernel reaches through its globals.
+
+    Numba compiles a kernel together with every function it calls and
+    freezes the global values it reads, so all of them decide the machine
+    code. A helper in another module of the user's (``from mymod import
+    helper``, or ``mymod.helper(...)``) is described by its code and its
+    file's digest, recursively; a global number or array by its value.
+    Python's and installed packages' code is left to their versions.
+    """
+    import sys
+
+    if depth > 8 or id(py) in seen:
+        return []
+    seen.add(id(py))
+    glob = getattr(py, "__globals__", None) or {}
+    code = getattr(py, "__code__", None)
+    if code is None:
+        return []
+    found = []
+    names = _names_used(code)
+    for name in sorted(names):
+        if name not in glob:
+            continue
+        value = glob[name]
+        if isinstance(value, pytypes.ModuleType):
+            if _is_installed(value.__name__):
+                continue
+            path = getattr(value, "__file__", None) or ""
+            found.append(("module", value.__name__, _file_digest(path) if os.path.isfile(path) else ""))
+            for attr in sorted(names):
+                member = getattr(value, attr, None)
+                if member is not None and not isinstance(member, pytypes.ModuleType):
+                    found.extend(_describe_dependency(f"{name}.{attr}", member, seen, depth))
+        else:
+            found.extend(_describe_dependency(name, value, seen, depth))
+    return found
+
+
+def _describe_dependency(name, value, seen, depth):
+    inner = getattr(value, "py_func", value)  # a Numba dispatcher's Python function
+    if isinstance(inner, pytypes.FunctionType):
+        module = getattr(inner, "__module__", "") or ""
+        if _is_installed(module):
+            return []
+        path = inner.__code__.co_filename
+        return [
+            (
+                "call",
+                name,
+                module,
+                inner.__qualname__,
+                describe_code(inner.__code__),
+                _file_digest(path) if os.path.isfile(path) else path,
+            )
+        ] + _dependencies(inner, seen, depth + 1)
+    if isinstance(value, (type, pytypes.BuiltinFunctionType)) or callable(value):
+        return []
+    try:
+        return [("value", name, describe(value))]
+    except Uncacheable:
+        return [("value", name, class_path(type(value)))]
 
 
 def versions():

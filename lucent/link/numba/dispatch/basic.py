@@ -129,10 +129,61 @@ def numba_njit(fn=None, **kwargs):
     return numba.njit(**options)(fn)
 
 
+class CacheDirectoryWarning(UserWarning):
+    """The cache directory cannot be used; compiled code is kept for this process only."""
+
+
+# base_compiledir -> the directory kernels and graph modules are written to.
+_usable_dirs: dict = {}
+
+
 def _kernel_dir():
-    path = os.path.join(config.base_compiledir, "numba", f"codegen{CODEGEN_VERSION}")
-    os.makedirs(path, exist_ok=True)
+    """Where generated kernel and graph modules (and Numba's cache of them) live.
+
+    ``config.base_compiledir`` when it can be used. When it cannot (it is a
+    file, it is read-only, it cannot be created), that is said once, and a
+    private temporary directory removed at exit takes its place: kernels are
+    then compiled once per process instead of falling back to object mode.
+    """
+    base = config.base_compiledir
+    path = _usable_dirs.get(base)
+    if path is None or not os.path.isdir(path):
+        path = _usable_dirs[base] = _usable_kernel_dir(base)
     return path
+
+
+def _usable_kernel_dir(base):
+    path = os.path.join(base, "numba", f"codegen{CODEGEN_VERSION}")
+    try:
+        os.makedirs(path, exist_ok=True)
+        probe = os.path.join(path, f".write-probe-{os.getpid()}")
+        with open(probe, "w") as f:
+            f.write("ok")
+        os.unlink(probe)
+        if not os.access(path, os.W_OK):
+            raise PermissionError(f"[Errno 13] Permission denied: {path!r}")
+        return path
+    except OSError as e:
+        import atexit
+        import shutil
+        import tempfile
+
+        private = tempfile.mkdtemp(prefix="lucent-cache-")
+        atexit.register(shutil.rmtree, private, True)
+        why = "is not a directory" if isinstance(e, (NotADirectoryError, FileExistsError)) else (
+            "is read-only" if isinstance(e, PermissionError) else "cannot be used"
+        )
+        warnings.warn(
+            f"lucent's cache directory {base!r} {why} ({type(e).__name__}: {e}); compiled "
+            f"code is cached for this process only, in {private}. Set "
+            "config.base_compiledir (LUCENT_FLAGS=base_compiledir=...) to a writable directory "
+            "to keep it across processes.",
+            CacheDirectoryWarning,
+            stacklevel=2,
+        )
+        private_path = os.path.join(private, "numba", f"codegen{CODEGEN_VERSION}")
+        os.makedirs(private_path, exist_ok=True)
+        return private_path
 
 
 def kernel_from_source(source: str, name: str, imports: str = "", cache=None, **njit_options):
@@ -252,7 +303,9 @@ def harden_cache(dispatcher):
             return
         base = os.path.basename(stem)
         for fname in names:
-            if fname == base + ".nbi" or (fname.startswith(base + ".") and fname.endswith(".nbc")):
+            if fname == base + ".nbi" or (
+                fname.startswith(base + ".") and fname.endswith((".nbc", ".nbc.sum"))
+            ):
                 try:
                     os.unlink(os.path.join(folder, fname))
                 except OSError:
@@ -291,8 +344,72 @@ def harden_cache(dispatcher):
 
     cache.load_overload = safe_load
     cache.save_overload = safe_save
+    cache_file = getattr(cache, "_cache_file", None)
+    if cache_file is not None and hasattr(cache_file, "_load_data"):
+        _checksum_entries(cache_file)
     cache._lucent_hardened = True
     return dispatcher
+
+
+class CacheEntryMismatch(ValueError):
+    """A cache entry's data is not the data saved under its name (swapped or altered)."""
+
+
+def _checksum_entries(cache_file):
+    """Tie each data file of a Numba cache entry to its name with a checksum.
+
+    Numba's index maps a signature to a data file by number, and loads
+    whatever that file holds. A data file copied over from another entry
+    (another graph's machine code, maybe with other argument types) would
+    then run silently. Each saved data file gets a ``.sum`` beside it: the
+    sha256 of the index's name, the data file's name and its bytes. Loading
+    checks it first; a mismatch raises ``CacheEntryMismatch``, which the
+    hardened loader treats as a corrupt entry (dropped and recompiled).
+    """
+    import pickle
+
+    def tag(name, blob):
+        h = hashlib.sha256()
+        h.update(cache_file._index_name.encode())
+        h.update(b"\0")
+        h.update(name.encode())
+        h.update(b"\0")
+        h.update(blob)
+        return h.hexdigest()
+
+    def save_data(name, data):
+        blob = cache_file._dump(data)
+        path = cache_file._data_path(name)
+        with cache_file._open_for_write(path) as f:
+            f.write(blob)
+        with cache_file._open_for_write(path + ".sum") as f:
+            f.write(tag(name, blob).encode())
+
+    def load_data(name):
+        path = cache_file._data_path(name)
+        with open(path, "rb") as f:
+            blob = f.read()
+        try:
+            with open(path + ".sum", "rb") as f:
+                expected = f.read().decode("ascii", "replace").strip()
+        except FileNotFoundError:
+            expected = None
+        if expected != tag(name, blob):
+            if expected is not None:
+                warnings.warn(
+                    f"lucent's cache entry {path} does not hold the code saved under its name "
+                    "(it was swapped or altered); it is dropped and compiled again",
+                    CacheDirectoryWarning,
+                    stacklevel=2,
+                )
+            raise CacheEntryMismatch(
+                f"the cache entry {path} does not match its checksum "
+                "(swapped, altered or saved without one); it is compiled again"
+            )
+        return pickle.loads(blob)
+
+    cache_file._save_data = save_data
+    cache_file._load_data = load_data
 
 
 def _import_arraymath_without_scipy():
