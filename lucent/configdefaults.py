@@ -96,6 +96,10 @@ def _add_core_flags(config):
     config.add("reoptimize_unpickled_function", "Rewrite a function's graph again when unpickled.",
                BoolParam(False))
     config.add("numba__cache", "Cache Numba-compiled code on disk.", BoolParam(True))
+    config.add("compile_progress",
+               "Show what a compile that takes longer than about a second is doing (a line on a "
+               "terminal, a widget in a notebook with the lucent extension loaded).",
+               BoolParam(True))
     config.add("numba__fastmath", "Let Numba use fast-math for elementwise loops.", BoolParam(False))
     config.add("on_opt_error", "What to do when a rewrite raises: warn and skip it, raise, or skip silently.",
                EnumStr("warn", ["raise", "ignore"]))

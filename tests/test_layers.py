@@ -28,6 +28,7 @@ PACKAGE = Path(lucent.__file__).resolve().parent
 
 LAYERS = {
     "_version": 0,
+    "progress": 0,
     "configdefaults": 0,
     "configparser": 0,
     "utils": 0,
@@ -108,9 +109,14 @@ def _imports(path, module):
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                yield ".".join(base + ([node.module] if node.module else []))
+                source = ".".join(base + ([node.module] if node.module else []))
             else:
-                yield node.module
+                source = node.module
+            if source == "lucent":  # ``from lucent import progress`` imports a submodule
+                for alias in node.names:
+                    yield f"lucent.{alias.name}"
+            else:
+                yield source
 
 
 def upward_imports():

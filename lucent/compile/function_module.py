@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 import warnings
 
+from lucent import progress
 from lucent.compile.io import In, SymbolicInput, normalize_output
 from lucent.compile.mode import get_mode
 from lucent.graph.basic import Constant
@@ -123,6 +124,7 @@ class FunctionMaker:
             n = len(out_vars)
             fgraph.update_mapping = {n + j: k for j, k in enumerate(self.update_inputs)}
             self._prepare_inplace(fgraph)
+            progress.stage(f"rewriting {len(fgraph.apply_nodes)} nodes")
             start = time.perf_counter()
             self.mode.rewrite(fgraph)
             self.rewrite_time = time.perf_counter() - start
@@ -265,6 +267,7 @@ class FunctionMaker:
         for k, inp in enumerate(self.inputs):
             given = input_storage[k] if input_storage is not None else None
             containers.append(self._container_for(inp, given))
+        progress.stage("linking")
         thunk, _, output_cells = self.linker.make_thunk(
             input_storage=[c.storage for c in containers], storage_map=storage_map
         )

@@ -193,17 +193,20 @@ def function(
         out_spec = None
     else:
         out_spec = outs
-    maker = FunctionMaker(
-        ins + implicit,
-        out_spec,
-        mode=mode,
-        accept_inplace=accept_inplace,
-        profile=profile,
-        on_unused_input=on_unused_input,
-        name=name,
-        trust_input=trust_input,
-    )
-    return maker.create()
+    from lucent.progress import compiling
+
+    with compiling(repr(name) if name else "a function"):
+        maker = FunctionMaker(
+            ins + implicit,
+            out_spec,
+            mode=mode,
+            accept_inplace=accept_inplace,
+            profile=profile,
+            on_unused_input=on_unused_input,
+            name=name,
+            trust_input=trust_input,
+        )
+        return maker.create()
 
 
 def _apply_givens(ins, outs, update_pairs, given_pairs, strict):

@@ -28,8 +28,21 @@ __all__ = [
 
 
 def load_ipython_extension(ipython):
-    """Register ``%%graph`` and ``%lucent_profile`` with ``ipython`` (``%load_ext``)."""
+    """Register ``%%graph`` and ``%lucent_profile`` with ``ipython`` (``%load_ext``).
+
+    In a notebook kernel, a compile that takes more than about a second also
+    shows its progress under the running cell (``config.compile_progress``).
+    """
     ipython.register_magics(GraphMagics)
+    if getattr(ipython, "kernel", None) is not None:
+        from lucent import progress
+        from lucent.widgets.compile_progress import notebook_display
+
+        global _previous_display
+        _previous_display = progress.set_display(notebook_display)
+
+
+_previous_display = None
 
 
 def unload_ipython_extension(ipython):
@@ -41,3 +54,9 @@ def unload_ipython_extension(ipython):
             if isinstance(getattr(table.get(name), "__self__", None), GraphMagics):
                 del table[name]
     manager.registry.pop(GraphMagics.__name__, None)
+    global _previous_display
+    if _previous_display is not None:
+        from lucent import progress
+
+        progress.set_display(_previous_display)
+        _previous_display = None

@@ -151,6 +151,9 @@ class NumbaLinker(Linker):
             raise RuntimeError("NumbaLinker.make_thunk called before accept(fgraph)")
         from lucent.link.numba.codegen import build_program
 
+        from lucent import progress
+
+        progress.stage(f"compiling {len(self.fgraph.apply_nodes)} nodes to machine code")
         start = time.perf_counter()
         try:
             self.program = build_program(self, self.fgraph)
