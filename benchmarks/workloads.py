@@ -468,6 +468,9 @@ CASES = [
     Case("f", "f", "matmul 1000x1000", data_matmul,
          _stateless_runners(matmul, ("a", "b"), ("out",))),
 ]
+from workloads_library import library_cases  # noqa: E402  (uses the names above)
+
+CASES += library_cases(Case)
 CASES_BY_KEY = {c.key: c for c in CASES}
 GROUPS = sorted({c.group for c in CASES})
 
