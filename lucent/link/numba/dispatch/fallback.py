@@ -44,6 +44,11 @@ def numba_type_of(type_):
         return from_dtype(np.dtype(type_.dtype))
     if isinstance(type_, NoneTypeT):
         return types.none
+    from lucent.tensor.random.type import RandomGeneratorType
+
+    if isinstance(type_, RandomGeneratorType):
+        # Numba draws from a numpy Generator's own bit generator (same state, same numbers).
+        return types.NumPyRandomGeneratorType("NumPyRandomGeneratorType")
     return None
 
 

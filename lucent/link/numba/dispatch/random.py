@@ -1,0 +1,377 @@
+"""Numba kernels of the random variables: the same numbers as NumPy, from the same state.
+
+Numba accepts a ``numpy.random.Generator`` as an argument and its
+``Generator`` methods run NumPy's own algorithms on the *same* bit
+generator, so a kernel that draws element by element, in C order, with the
+method NumPy's vectorised call would use gives bit-identical draws. That is
+what every kernel here does:
+
+* the parameters are checked first (``param_checks`` of the op: the same
+  rules and messages as ``perform``), and ``size`` against the parameters'
+  batch shapes, so a failing call has not advanced the generator;
+* a draw that is not in place works on a copy of the generator (made in
+  object mode: Numba cannot create generators), an in-place one advances
+  the generator it was given (``destroy_map``);
+* scalar families draw with one expression per element (``_DRAWS``), which
+  reproduces NumPy's method or SciPy's transformation of it (SciPy's
+  ``rvs`` applies ``ppf`` to uniforms, or ``x * scale + loc`` to a NumPy
+  draw); families needing two passes (``betabinom``) or a core dimension
+  (``dirichlet``, ``multinomial``, ``categorical``) have their own loops.
+
+Families whose NumPy algorithm Numba does not provide (``vonmises``, ``truncexpon``,
+``hypergeometric``, ``wald``) and those drawn through linear algebra or
+set logic (``multivariate_normal``, ``permutation``, choice without
+replacement) have no kernel: the linker runs their ``perform`` in object
+mode (with its warning): still exact, but slower, and a graph using them is
+not cached on disk.
+"""
+
+from __future__ import annotations
+
+from lucent.link.numba.dispatch.basic import NoNumbaImplementation, kernel_from_source, numba_funcify
+from lucent.link.numba.dispatch.shape import dtype_text
+from lucent.tensor.random import basic as rb
+from lucent.tensor.random.op import SIMPLEX_TOLERANCE, RandomVariable
+from lucent.tensor.shape import NoneTypeT
+from lucent.tensor.random.utils import custom_rng_deepcopy
+
+#: Bumped when the generated kernels change.
+RANDOM_KERNELS_VERSION = 1
+
+
+def copy_generator(rng):
+    """A copy of ``rng`` in the same state (called from the kernels in object mode)."""
+    return custom_rng_deepcopy(rng)
+
+
+#: One draw of a scalar family from the generator ``g`` and the parameters ``x0, x1, ...``.
+_DRAWS = {
+    rb.UniformRV: "g.uniform(x0, x1)",
+    rb.TriangularRV: "g.triangular(x0, x1, x2)",
+    rb.BetaRV: "g.beta(x0, x1)",
+    rb.NormalRV: "g.normal(x0, x1)",
+    rb.LogNormalRV: "g.lognormal(x0, x1)",
+    rb.GammaRV: "g.gamma(x0, x1)",
+    rb.ExponentialRV: "g.exponential(x0)",
+    rb.WeibullRV: "g.weibull(x0)",
+    rb.LogisticRV: "g.logistic(x0, x1)",
+    rb.LaplaceRV: "g.laplace(x0, x1)",
+    rb.PoissonRV: "g.poisson(x0)",
+    rb.GeometricRV: "g.geometric(x0)",
+    rb.BinomialRV: "g.binomial(x0, x1)",
+    rb.IntegersRV: "g.integers(x0, x1)",
+    rb.InvGammaRV: "1 / g.gamma(x0, {T1}(1) / x1)",
+    # SciPy's rvs: a NumPy draw (or ppf of a uniform), then ``* scale + loc``.
+    rb.HalfNormalRV: "abs(g.standard_normal()) * x1 + x0",
+    rb.ParetoRV: "math.pow(1 - g.uniform(), {T0}(-1.0) / x0) * x1",
+    rb.GumbelRV: "-math.log(-math.log(g.uniform())) * x1 + x0",
+    rb.CauchyRV: "_cauchy_ppf(g.uniform()) * x1 + x0",
+    rb.HalfCauchyRV: "math.tan(math.pi / 2 * g.uniform()) * x1 + x0",
+    rb.StudentTRV: "g.standard_t(x0) * x2 + x1",
+    rb.BernoulliRV: "g.binomial(1, x0)",
+    rb.NegBinomialRV: "g.negative_binomial(x0, x1)",
+    rb.GenGammaRV: "g.standard_gamma(x0 / x1) ** ({T1}(1.0) / x1) * x2",
+}
+
+_CHECKS = {
+    "positive": "v <= 0",
+    "nonnegative": "v < 0",
+    "prob": "v < 0 or v > 1 or v != v",
+    "prob_open0": "v <= 0 or v > 1 or v != v",
+    "simplex": "v < 0 or v > 1 or v != v",
+}
+
+
+def _typed(draw, node):
+    """``draw`` with ``{Tk}`` replaced by the float type NumPy computes in with parameter k.
+
+    A Python number combined with a float32 array stays float32 in NumPy,
+    while Numba would compute in float64; the literal is made a NumPy
+    scalar of the right type so both round the same way.
+    """
+    import numpy as np
+
+    for k, var in enumerate(node.inputs[2:]):
+        dt = np.result_type(np.ones(1, dtype=var.type.dtype) / 1)
+        draw = draw.replace(f"{{T{k}}}", dtype_text(dt))
+    return draw
+
+
+def _idx(name, batch_vars, core_vars=()):
+    """``name[i0 if name.shape[0] != 1 else 0, ..., c0]`` (batch dims may broadcast)."""
+    items = [f"({v} if {name}.shape[{d}] != 1 else 0)" for d, v in enumerate(batch_vars)]
+    items += list(core_vars)
+    return f"{name}[{', '.join(items)}]" if items else f"{name}[()]"
+
+
+def _prologue(op, node, lines):
+    """Checks, batch lengths ``n0..``, and the generator ``g``; returns the batch ndim."""
+    size = node.inputs[1]
+    params = node.inputs[2:]
+    for k in range(len(params)):
+        lines.append(f"a{k} = np.asarray(p{k})")
+    for idx, test, text in op.param_checks:
+        cond = _CHECKS[test]
+        nd = params[idx].type.ndim
+        lines.append(f"for v in a{idx}.ravel():" if nd else f"v = a{idx}[()]")
+        ind = "    " if nd else ""
+        lines.append(f"{ind}if {cond}:")
+        lines.append(f"{ind}    raise ValueError({op.name + ': parameter ' + text!r})")
+        if test == "simplex":
+            lines += [
+                f"for r in range(a{idx}.size // a{idx}.shape[-1]):",
+                f"    row = a{idx}.reshape((-1, a{idx}.shape[-1]))[r]",
+                "    total = 0.0",
+                "    for j in range(row.shape[0]):",
+                "        total += row[j]",
+                f"    if abs(total - 1.0) > {SIMPLEX_TOLERANCE!r}:",
+                f"        raise ValueError({op.name + ': parameter ' + text!r})",
+            ]
+    batch = node.outputs[1].type.ndim - op.ndim_supp
+    bad = f"{op.name}: the parameters' batch shapes do not broadcast with each other or with size"
+    for d in range(batch):
+        if not isinstance(size.type, NoneTypeT):
+            lines.append(f"n{d} = size[{d}]")
+        else:
+            lines.append(f"n{d} = 1")
+            for k in range(len(params)):
+                lines.append(f"if a{k}.shape[{d}] != 1: n{d} = a{k}.shape[{d}]")
+        for k in range(len(params)):
+            lines.append(f"if a{k}.shape[{d}] != 1 and a{k}.shape[{d}] != n{d}:")
+            lines.append(f"    raise ValueError({bad!r})")
+    if op.inplace:
+        lines.append("g = rng")
+    else:
+        lines += ["with numba.objmode(g=_GEN):", "    g = copy_generator(rng)"]
+    return batch
+
+
+#: Module-level helpers of the generated kernels (part of their hashed text).
+_HELPERS = """
+@numba.njit
+def _cauchy_ppf(p):
+    # SciPy's (Boost's) quantile of the standard Cauchy: reduce to (-0.5, 0.5], then -1/tan.
+    if p > 0.5:
+        p = p - 1.0
+    if p == 0.5:
+        return 0.0
+    return -1.0 / math.tan(math.pi * p)
+"""
+
+
+def _compile(op, node, name, lines):
+    params = ["rng", "size"] + [f"p{k}" for k in range(len(node.inputs) - 2)]
+    src = f"def {name}({', '.join(params)}):\n" + "\n".join("    " + ln for ln in lines) + "\n"
+    imports = (
+        "import numba\nfrom numba import types as _types\n"
+        "from lucent.link.numba.dispatch.random import copy_generator\n"
+        f"# random kernels v{RANDOM_KERNELS_VERSION}\n"
+        "_GEN = _types.NumPyRandomGeneratorType('NumPyRandomGeneratorType')\n"
+        + _HELPERS
+    )
+    return kernel_from_source(src, name, imports=imports, fastmath=False)
+
+
+def _scalar_kernel(op, node, draw):
+    lines = []
+    batch = _prologue(op, node, lines)
+    out_dtype = dtype_text(node.outputs[1].type.dtype)
+    shape = "(" + "".join(f"n{d}, " for d in range(batch)) + ")"
+    lines.append(f"out = np.empty({shape}, {out_dtype})")
+    ivars = [f"i{d}" for d in range(batch)]
+    ind = ""
+    for d, v in enumerate(ivars):
+        lines.append(f"{ind}for {v} in range(n{d}):")
+        ind += "    "
+    for k in range(len(node.inputs) - 2):
+        lines.append(f"{ind}x{k} = {_idx(f'a{k}', ivars)}")
+    target = f"out[{', '.join(ivars)}]" if ivars else "out[()]"
+    lines.append(f"{ind}{target} = {_typed(draw, node)}")
+    lines.append("return g, out")
+    return _compile(op, node, f"rv_{op.name}", lines)
+
+
+def _loop_lines(lines, ivars, body):
+    ind = ""
+    for d, v in enumerate(ivars):
+        lines.append(f"{ind}for {v} in range(n{d}):")
+        ind += "    "
+    lines.extend(ind + b for b in body)
+
+
+def _betabinom_kernel(op, node):
+    """SciPy's betabinom: every ``beta(a, b)`` first, then every ``binomial(n, p)``."""
+    lines = []
+    batch = _prologue(op, node, lines)
+    ivars = [f"i{d}" for d in range(batch)]
+    shape = "(" + "".join(f"n{d}, " for d in range(batch)) + ")"
+    at = f"[{', '.join(ivars)}]" if ivars else "[()]"
+    lines += [f"pr = np.empty({shape}, np.float64)", f"out = np.empty({shape}, np.int64)"]
+    _loop_lines(lines, ivars, [f"pr{at} = g.beta({_idx('a1', ivars)}, {_idx('a2', ivars)})"])
+    _loop_lines(lines, ivars, [f"out{at} = g.binomial({_idx('a0', ivars)}, pr{at})"])
+    lines.append("return g, out")
+    return _compile(op, node, "rv_betabinom", lines)
+
+
+def _dirichlet_kernel(op, node):
+    """NumPy's Dirichlet: stick-breaking with betas when every alpha < 0.1, else normalised gammas."""
+    lines = []
+    batch = _prologue(op, node, lines)
+    ivars = [f"i{d}" for d in range(batch)]
+    shape = "(" + "".join(f"n{d}, " for d in range(batch)) + "k)"
+    lines += ["k = a0.shape[-1]", f"out = np.empty({shape}, {dtype_text(node.outputs[1].type.dtype)})",
+              "suffix = np.empty(k, np.float64)"]
+    row = lambda j: _idx("a0", ivars, [j])  # noqa: E731
+    o = lambda j: f"out[{', '.join(ivars + [j])}]"  # noqa: E731
+    body = [
+        "amax = 0.0",
+        "for j in range(k):",
+        f"    if {row('j')} > amax: amax = {row('j')}",
+        "if amax < 0.1:",
+        "    csum = 0.0",
+        "    for j in range(k - 1, -1, -1):",
+        f"        csum += {row('j')}",
+        "        suffix[j] = csum",
+        "    acc = 1.0",
+        "    for j in range(k - 1):",
+        f"        {o('j')} = 0.0",
+        "    for j in range(k - 1):",
+        f"        vj = g.beta({row('j')}, suffix[j + 1])",
+        f"        {o('j')} = acc * vj",
+        "        acc *= 1.0 - vj",
+        "        if suffix[j + 1] == 0:",
+        "            break",
+        f"    {o('k - 1')} = acc",
+        "else:",
+        "    acc = 0.0",
+        "    for j in range(k):",
+        f"        {o('j')} = g.standard_gamma({row('j')})",
+        f"        acc += {o('j')}",
+        "    invacc = 1.0 / acc",
+        "    for j in range(k):",
+        f"        {o('j')} = {o('j')} * invacc",
+    ]
+    _loop_lines(lines, ivars, body)
+    lines.append("return g, out")
+    return _compile(op, node, "rv_dirichlet", lines)
+
+
+def _multinomial_kernel(op, node):
+    """NumPy's multinomial: one binomial per category on what the earlier ones left."""
+    lines = []
+    batch = _prologue(op, node, lines)
+    ivars = [f"i{d}" for d in range(batch)]
+    shape = "(" + "".join(f"n{d}, " for d in range(batch)) + "k)"
+    lines += ["k = a1.shape[-1]", f"out = np.zeros({shape}, np.int64)"]
+    pj = lambda j: _idx("a1", ivars, [j])  # noqa: E731
+    o = lambda j: f"out[{', '.join(ivars + [j])}]"  # noqa: E731
+    body = [
+        f"dn = np.int64({_idx('a0', ivars)})",
+        "remaining = 1.0",
+        "for j in range(k - 1):",
+        f"    {o('j')} = g.binomial(dn, {pj('j')} / remaining) if dn > 0 else 0",
+        f"    dn -= {o('j')}",
+        "    if dn <= 0:",
+        "        break",
+        f"    remaining -= {pj('j')}",
+        "if dn > 0:",
+        f"    {o('k - 1')} = dn",
+    ]
+    _loop_lines(lines, ivars, body)
+    lines.append("return g, out")
+    return _compile(op, node, "rv_multinomial", lines)
+
+
+def _categorical_kernel(op, node):
+    """A uniform per draw, located in the cumulative sum of ``p`` (``searchsorted``, left)."""
+    lines = []
+    batch = _prologue(op, node, lines)
+    ivars = [f"i{d}" for d in range(batch)]
+    shape = "(" + "".join(f"n{d}, " for d in range(batch)) + ")"
+    at = f"[{', '.join(ivars)}]" if ivars else "[()]"
+    lines += ["k = a0.shape[-1]", f"u = np.empty({shape}, np.float64)", f"out = np.empty({shape}, np.int64)",
+              "cdf = np.empty(k, np.float64)"]
+    _loop_lines(lines, ivars, [f"u{at} = g.uniform()"])
+    body = [
+        "acc = 0.0",
+        "for j in range(k):",
+        f"    acc += {_idx('a0', ivars, ['j'])}",
+        "    cdf[j] = acc",
+        "lo = 0",
+        "hi = k",
+        "while lo < hi:",
+        "    mid = (lo + hi) // 2",
+        f"    if cdf[mid] < u{at}:",
+        "        lo = mid + 1",
+        "    else:",
+        "        hi = mid",
+        f"out{at} = lo",
+    ]
+    _loop_lines(lines, ivars, body)
+    lines.append("return g, out")
+    return _compile(op, node, "rv_categorical", lines)
+
+
+_SPECIAL = {
+    rb.BetaBinomialRV: _betabinom_kernel,
+    rb.DirichletRV: _dirichlet_kernel,
+    rb.MultinomialRV: _multinomial_kernel,
+    rb.CategoricalRV: _categorical_kernel,
+}
+
+
+@numba_funcify.register(RandomVariable, version=RANDOM_KERNELS_VERSION)
+def numba_funcify_RandomVariable(op, node, **kwargs):
+    """The kernel of a draw: native where Numba reproduces NumPy exactly, else ``perform`` in object mode."""
+    klass = type(op)
+    if klass in _SPECIAL:
+        return _SPECIAL[klass](op, node)
+    draw = _DRAWS.get(klass)
+    if draw is not None and op.ndim_supp == 0 and type(op).check_params is RandomVariable.check_params:
+        return _scalar_kernel(op, node, draw)
+    if draw is not None and op.ndim_supp == 0:
+        return _scalar_kernel_with_python_checks(op, node, draw)
+    raise NoNumbaImplementation(_OBJMODE_REASON.format(name=op.name))
+
+
+_OBJMODE_REASON = (
+    "lucent has no exact Numba kernel for the {name} distribution (Numba lacks NumPy's algorithm); "
+    "it runs perform in object mode"
+)
+
+
+def _scalar_kernel_with_python_checks(op, node, draw):
+    """Families with checks beyond ``param_checks`` (relations between parameters)."""
+    lines_extra = {
+        rb.TriangularRV: [
+            "for v in (a0 - a1).ravel():",
+            "    if v > 0: raise ValueError('triangular: parameter left must be <= mode')",
+            "for v in (a1 - a2).ravel():",
+            "    if v > 0: raise ValueError('triangular: parameter mode must be <= right')",
+            "for v in (a0 - a2).ravel():",
+            "    if v == 0: raise ValueError('triangular: parameter left must be < right')",
+        ],
+        rb.IntegersRV: [
+            "for v in (a1 - a0).ravel():",
+            "    if v <= 0: raise ValueError('integers: parameter low must be < high')",
+        ],
+    }.get(type(op))
+    if lines_extra is None:
+        raise NoNumbaImplementation(_OBJMODE_REASON.format(name=op.name))
+    lines = []
+    batch = _prologue(op, node, lines)
+    # The relation checks run before the generator is touched (inserted before the copy).
+    cut = next(i for i, ln in enumerate(lines) if ln.startswith("g = rng") or ln.startswith("with numba.objmode"))
+    lines[cut:cut] = lines_extra
+    out_dtype = dtype_text(node.outputs[1].type.dtype)
+    shape = "(" + "".join(f"n{d}, " for d in range(batch)) + ")"
+    lines.append(f"out = np.empty({shape}, {out_dtype})")
+    ivars = [f"i{d}" for d in range(batch)]
+    body = [f"x{k} = {_idx(f'a{k}', ivars)}" for k in range(len(node.inputs) - 2)]
+    body.append(f"{'out[' + ', '.join(ivars) + ']' if ivars else 'out[()]'} = {_typed(draw, node)}")
+    _loop_lines(lines, ivars, body)
+    lines.append("return g, out")
+    return _compile(op, node, f"rv_{op.name}", lines)
+
+
+__all__ = ["numba_funcify_RandomVariable", "copy_generator", "RANDOM_KERNELS_VERSION"]

@@ -1,0 +1,3 @@
+"""Rewrites of random variables (registered in the global rewrite database on import)."""
+
+from lucent.tensor.random.rewriting.basic import *  # noqa: F401,F403
