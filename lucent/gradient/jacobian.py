@@ -43,8 +43,10 @@ def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise
 
     if all(expression.type.broadcastable):
         jacs = grad(expression.squeeze(), wrt_list, **grad_kwargs)
-    elif vectorize or any(s is None for s in expression.type.shape):
+    elif vectorize:
         jacs = _jacobian_vectorized(expression, wrt_list, grad_kwargs)
+    elif any(s is None for s in expression.type.shape):
+        jacs = _jacobian_scan(expression, wrt_list, grad_kwargs)
     else:
         jacs = _jacobian_by_rows(expression, wrt_list, grad_kwargs)
     jacs = list(jacs)
@@ -75,6 +77,30 @@ def _jacobian_vectorized(expression, wrt_list, grad_kwargs):
     for j, (row, jac) in enumerate(zip(rows, jacs)):
         if row.type.ndim == jac.type.ndim:
             jacs[j] = Alloc()(jac, n_rows, *[jac.shape[d] for d in range(jac.type.ndim)])
+    return jacs
+
+
+def _jacobian_scan(expression, wrt_list, grad_kwargs):
+    """One row per element of ``expression`` when their number is known only at run time.
+
+    A ``scan`` over the indices of the flattened expression computes the
+    gradient of one element per step, so the graph stays the size of one row.
+    """
+    from lucent.scan.basic import scan
+    from lucent.tensor.creation import arange
+
+    flat = expression.flatten()
+
+    def row(idx, flat_expr, *wrt):
+        return [grad(flat_expr[idx], w, **grad_kwargs) for w in wrt]
+
+    jacs = scan(
+        row,
+        sequences=[arange(flat.shape[0])],
+        non_sequences=[flat, *wrt_list],
+        return_list=True,
+        return_updates=False,
+    )
     return jacs
 
 

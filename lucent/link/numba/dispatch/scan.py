@@ -1,0 +1,166 @@
+"""Numba kernel of ``Scan``: the whole loop as one native function.
+
+The loop body is the op's inner graph compiled the way an ``OpFromGraph``
+is (``numba_funcify_inner_graph`` in ``builders.py``: a rewritten copy of
+the inner graph, one kernel per inner node, one generated function calling
+them). Around it this module generates the loop itself, as source text with
+the op's layout (``lucent.scan.op.ScanLayout``), ranks and dtypes as
+literals:
+
+* recurrent outputs are written into a copy of their input buffer, read and
+  written at ``(init + t + tap) % len(buffer)`` so a shortened buffer works
+  as a ring, and returned oldest row first;
+* outputs that are not fed back (``nit_sot``) are allocated once the first
+  step tells their shape;
+* a while loop (``until``) leaves the loop after the first step whose
+  condition holds, and its outputs keep the steps that ran.
+
+No Python runs between iterations. A scan with a state that is not a tensor
+(an ``untraced_sit_sot``, e.g. a random generator) has no kernel here: the
+linker runs its ``perform``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from lucent.link.numba.dispatch.basic import NoNumbaImplementation, numba_funcify
+from lucent.link.numba.dispatch.shape import dtype_text
+from lucent.scan.op import Scan
+
+#: Part of the disk-cache key of graphs holding a scan: bump when the generated loop changes.
+SCAN_KERNEL_VERSION = 1
+
+
+def _zero_d(dtype, expr):
+    return f"_as_0d({expr}, {dtype_text(dtype)})"
+
+
+def _generate(op, node):
+    """Source of ``scan_fn(*outer inputs)`` returning the outer outputs."""
+    info, lay = op.info, op.layout
+    inner_in = op.fgraph.inputs
+    params = [f"a{k}" for k in range(len(node.inputs))]
+    L = ["n = np.asarray(a0).item()", "if n < 0:", "    raise ValueError('Scan: n_steps must be >= 0')"]
+    for i in range(info.n_seqs):
+        p = params[lay.o_seqs + i]
+        L += [f"if {p}.shape[0] < n:", f"    raise ValueError('Scan: sequence {i} is shorter than n_steps')"]
+    for k in range(lay.n_states):
+        p = params[lay.o_states + k]
+        init = lay.init_lens[k]
+        L += [
+            f"if {p}.shape[0] < {init}:",
+            f"    raise ValueError('Scan: the buffer of recurrent output {k} is shorter than its taps need')",
+            f"b{k} = {p}.copy()",
+            f"st{k} = b{k}.shape[0]",
+        ]
+    for k in range(info.n_nit_sot):
+        var = node.outputs[lay.out_nit + k]
+        ndim = var.type.ndim
+        L += [
+            f"ns{k} = np.asarray({params[lay.o_nit + k]}).item()",
+            f"nb{k} = np.zeros(({', '.join(['0'] * ndim)},), {dtype_text(var.type.dtype)})",
+        ]
+    L += ["done = 0", "for t in range(n):"]
+    body = []
+    args = []
+    for i in range(info.n_seqs):
+        p = params[lay.o_seqs + i]
+        v = inner_in[i]
+        expr = f"{p}[t]"
+        args.append(_zero_d(v.type.dtype, expr) if v.type.ndim == 0 else expr)
+    for k, taps in enumerate(lay.state_taps):
+        for j, tap in zip(lay.state_inner_inputs(k), taps):
+            v = inner_in[j]
+            expr = f"b{k}[({lay.init_lens[k]} + t + ({tap})) % st{k}]"
+            args.append(_zero_d(v.type.dtype, expr) if v.type.ndim == 0 else expr)
+    for k in range(info.n_non_seqs):
+        args.append(params[lay.o_non_seqs + k])
+    n_inner_out = len(op.fgraph.outputs)
+    outs = [f"o{j}" for j in range(n_inner_out)]
+    target = outs[0] if n_inner_out == 1 else ", ".join(outs)
+    body.append(f"{target} = inner({', '.join(args)})")
+    for k in range(lay.n_states):
+        val = f"o{k}"
+        if op.fgraph.outputs[k].type.ndim == 0:
+            val = f"np.asarray({val}).item()"
+        body.append(f"b{k}[({lay.init_lens[k]} + t) % st{k}] = {val}")
+    for k in range(info.n_nit_sot):
+        j = lay.out_nit + k
+        var = node.outputs[j]
+        ndim = var.type.ndim - 1
+        shape = ", ".join([f"ns{k}"] + [f"o{j}.shape[{d}]" for d in range(ndim)])
+        body += [
+            "if t == 0:",
+            f"    nb{k} = np.zeros(({shape},), {dtype_text(var.type.dtype)})",
+        ]
+        for d in range(ndim):
+            body += [
+                f"elif o{j}.shape[{d}] != nb{k}.shape[{d + 1}]:",
+                f"    raise ValueError('Scan: output {j} changes shape between steps')",
+            ]
+        val = f"np.asarray(o{j}).item()" if ndim == 0 else f"o{j}"
+        body += [f"if ns{k} > 0:", f"    nb{k}[t % ns{k}] = {val}"]
+    body.append("done = t + 1")
+    if info.as_while:
+        body += [f"if np.asarray(o{n_inner_out - 1}).item():", "    break"]
+    L += ["    " + line for line in body]
+    results = []
+    for k in range(lay.n_states):
+        L.append(f"r{k} = _finish(b{k}, {lay.init_lens[k]} + done, {info.as_while})")
+        results.append(f"r{k}")
+    for k in range(info.n_nit_sot):
+        L.append(f"q{k} = _finish(nb{k}, done, {info.as_while})")
+        results.append(f"q{k}")
+    if len(results) == 1:
+        L.append(f"return {results[0]}")
+    else:
+        L.append("return (" + ", ".join(results) + ",)")
+    return (
+        "import numpy as np\nimport numba\n\n"
+        "@numba.njit(cache=True)\n"
+        "def _as_0d(x, dtype):\n"
+        "    out = np.empty((), dtype)\n"
+        "    out[()] = x\n"
+        "    return out\n\n"
+        "@numba.njit(cache=True)\n"
+        "def _finish(buf, total, as_while):\n"
+        "    store = buf.shape[0]\n"
+        "    if total <= store:\n"
+        "        if as_while:\n"
+        "            return buf[:total].copy()\n"
+        "        return buf\n"
+        "    shift = total % store\n"
+        "    if shift == 0:\n"
+        "        return buf\n"
+        "    return np.concatenate((buf[shift:], buf[:shift]))\n\n"
+        f"def scan_fn({', '.join(params)}):\n" + "\n".join("    " + line for line in L) + "\n"
+    )
+
+
+@numba_funcify.register(Scan, version=SCAN_KERNEL_VERSION)
+def numba_funcify_Scan(op, node=None, **kwargs):
+    """The loop of ``op`` with its inner graph compiled in (see the module docstring)."""
+    from lucent.link.numba.cache import load_graph_function
+    from lucent.link.numba.dispatch.builders import numba_funcify_inner_graph
+
+    if node is None:
+        raise NoNumbaImplementation("the Scan kernel is generated per node")
+    if op.info.n_untraced_sit_sot:
+        raise NotImplementedError(
+            f"{op} carries a state that is not a tensor (an untraced_sit_sot), which the Numba "
+            "loop cannot hold"
+        )
+    inner = numba_funcify_inner_graph(op)
+    source = _generate(op, node)
+    origin = getattr(inner, "__lucent_origin__", None)
+    cacheable = origin is not None
+    digest = hashlib.sha256((source + repr(origin if cacheable else id(inner))).encode()).hexdigest()
+    kernel, _ = load_graph_function(
+        f"scan{digest}", source, {"inner": inner}, cacheable, name="scan_fn"
+    )
+    kernel.__lucent_origin__ = ("scan", digest)
+    return kernel
+
+
+__all__ = ["numba_funcify_Scan"]

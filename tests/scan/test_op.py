@@ -1,0 +1,101 @@
+"""The ``Scan`` op itself: layout, identity, shapes, ring buffers, connection pattern."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+import lucent
+import lucent.tensor as lt
+from lucent.scan import scan
+from lucent.scan.op import Scan, ScanInfo
+from tests.helpers import evaluate_with_perform
+
+
+def _info(**kw):
+    base = dict(n_seqs=0, mit_mot_in_slices=(), mit_mot_out_slices=(), mit_sot_in_slices=(),
+                sit_sot_in_slices=(), n_nit_sot=0, n_untraced_sit_sot=0, n_non_seqs=0, as_while=False)
+    base.update(kw)
+    return ScanInfo(**base)
+
+
+def test_scan_info_counts():
+    info = _info(n_seqs=2, mit_sot_in_slices=((-2, -1),), sit_sot_in_slices=((-1,),), n_nit_sot=1,
+                 n_non_seqs=3, as_while=True)
+    assert (info.n_mit_sot, info.n_sit_sot, info.n_mit_mot) == (1, 1, 0)
+    assert info.n_inner_inputs == 2 + 2 + 1 + 3
+    assert info.n_inner_outputs == 1 + 1 + 1 + 1
+    assert info.n_outer_inputs == 1 + 2 + 1 + 1 + 1 + 3
+    assert info.n_outer_outputs == 3
+    assert info.tap_array == ((-2, -1), (-1,))
+    with pytest.warns(DeprecationWarning):
+        assert info.n_shared_outs == 0
+
+
+def test_op_identity_and_errors():
+    x = lt.vector("x")
+    a = scan(lambda v: v * 2, sequences=[x], return_updates=False)
+    b = scan(lambda v: v * 2, sequences=[x], return_updates=False)
+    c = scan(lambda v: v * 3, sequences=[x], return_updates=False)
+    assert a.owner.op == b.owner.op and hash(a.owner.op) == hash(b.owner.op)
+    assert a.owner.op != c.owner.op
+    assert str(a.owner.op) == "Scan{scan_fn, while_loop=False, inplace=none}"
+    op = a.owner.op
+    with pytest.raises(ValueError, match="expects 3 inputs"):
+        op(x)
+    with pytest.raises(TypeError, match="n_steps must be an integer"):
+        op(lt.scalar(), x, lt.iscalar())
+    with pytest.raises(TypeError, match="sequence 0"):
+        op(lt.lscalar(), lt.matrix(), lt.lscalar())
+    s = lt.scalar()
+    with pytest.raises(ValueError, match="taps"):
+        Scan([s], [s], _info(mit_sot_in_slices=((0,),)))
+    with pytest.raises(NotImplementedError, match="mit_mot"):
+        Scan([s], [s], _info(mit_mot_in_slices=((-1,),), mit_mot_out_slices=((0,),)))
+    with pytest.raises(ValueError, match="inner inputs"):
+        Scan([s, s.type()], [s], _info(sit_sot_in_slices=((-1,),)))
+
+
+def test_ring_buffer_and_perform():
+    """A buffer shorter than init + n_steps is a ring: the last rows come back oldest first."""
+    s = lt.scalar("s")
+    op = Scan([s], [s + 1], _info(sit_sot_in_slices=((-1,),)))
+    n, buf = lt.lscalar("n"), lt.vector("buf")
+    out = op(n, buf)
+    assert_allclose(evaluate_with_perform(out, {n: 5, buf: np.array([0.0, 0, 0, 0, 0, 0])}), np.arange(6))
+    assert_allclose(evaluate_with_perform(out, {n: 5, buf: np.array([0.0, 0])}), [4, 5])
+    assert_allclose(evaluate_with_perform(out, {n: 5, buf: np.array([0.0])}), [5])
+    with pytest.raises(ValueError, match="n_steps must be >= 0"):
+        evaluate_with_perform(out, {n: -1, buf: np.array([0.0])})
+    with pytest.raises(ValueError, match="initial row"):
+        evaluate_with_perform(out, {n: 2, buf: np.zeros(0)})
+
+
+def test_infer_shape_and_connection_pattern():
+    x, W, h0 = lt.matrix("x"), lt.matrix("W"), lt.vector("h0")
+    outs = scan(lambda x_t, h, W: [lt.dot(W, h) + x_t, (x_t * 2).sum()], sequences=[x],
+                outputs_info=[h0, None], non_sequences=[W], return_updates=False)
+    node = outs[0].owner.inputs[0].owner
+    shapes = node.op.infer_shape(None, node, [tuple(i.shape[d] for d in range(i.type.ndim)) for i in node.inputs])
+    f = lucent.function([x, W, h0], [s for shp in shapes for s in shp], mode="FAST_COMPILE",
+                        on_unused_input="ignore")
+    xv = np.ones((4, 3))
+    assert [int(v) for v in f(xv, np.eye(3), np.zeros(3))] == [5, 3, 4]
+    pattern = node.op.connection_pattern(node)
+    # n_steps reaches nothing; the sequence, initial state and W reach the state output
+    assert pattern[0] == [False, False]
+    assert pattern[1] == [True, True]
+    assert pattern[2] == [True, False]
+    assert pattern[-1] == [True, False]
+
+
+def test_dprint_shows_inner_graph():
+    import io
+
+    x = lt.vector("x")
+    out = scan(lambda v: lt.exp(v), sequences=[x], name="expo", return_updates=False)
+    buf = io.StringIO()
+    lucent.dprint(out, file=buf)
+    text = buf.getvalue()
+    assert "Inner graphs:" in text
+    assert "Scan{expo, while_loop=False, inplace=none}" in text.split("Inner graphs:")[1]
+    assert "Exp" in text.split("Inner graphs:")[1]
