@@ -5,5 +5,6 @@
 """
 
 from lucent.link.basic import Container, Linker, WrapLinker
+from lucent.link import vm  # noqa: E402,F401  (PyTensor makes ``pytensor.link.vm`` available with the package)
 
 __all__ = ["Container", "Linker", "WrapLinker"]

@@ -6,6 +6,11 @@ the generated module (kernels ``k*``, small constants ``c*``) or arguments
 (graph inputs ``i*``, large constants ``a*``). The text is a pure function
 of the graph's structure, which is what makes the disk cache sound: the
 cache key (``lucent.link.numba.cache``) describes the same structure.
+A graph with branches (``IfElse``) is written in the order of its
+``BranchPlan`` (``lucent.link.python.branches``), each branch as a native
+``if``/``else`` block holding the nodes only that branch needs
+(``BodyWriter``); the plan too is a function of the structure and the
+order, so the key still determines the text.
 
 Compilation is eager, for the graph's static input types (C-contiguous
 arrays), so compile errors surface when the function is made, and a
@@ -142,7 +147,134 @@ def _writer_checks(writers, names):
     return lines
 
 
-def _generate(fgraph, order, kernels):
+def schedule(fgraph):
+    """The execution order of ``fgraph`` and its ``BranchPlan`` (``None`` without branches).
+
+    With branches, the order is the plan's: each branch's nodes just before
+    their branching node, so that ``BodyWriter`` can nest them in ``if`` blocks.
+    """
+    from lucent.link.python.branches import BranchPlan, has_branches
+
+    order = fgraph.toposort()
+    if not has_branches(order):
+        return order, None
+    plan = BranchPlan(fgraph, order)
+    return plan.order, plan
+
+
+class BodyWriter:
+    """Writes the lines of a generated graph function that compute its nodes.
+
+    One line per node, ``t5, t6 = k2(t1, c0)``; a branching node (``IfElse``,
+    see ``lucent.link.python.branches``) becomes a native ``if``/``else``
+    whose blocks hold the nodes only that branch needs and end by setting
+    the node's outputs (copies of the branch's values, or for an ``as_view``
+    op the ``then`` values themselves). The text depends only on the graph's
+    structure and the order, as the disk cache requires.
+
+    ``constant_name(var)`` names a constant input (the outer graph passes
+    large ones as arguments; an inner graph makes every one a global).
+    """
+
+    def __init__(self, kernels, names, namespace, constant_name, plan=None):
+        self.kernels = kernels
+        self.names = names
+        self.namespace = namespace
+        self.constant_name = constant_name
+        self.plan = plan
+        self.kernel_names = {}
+        self.counter = 0
+        self.lines = []
+        self.index = {}
+        self.before_node = None  # hook: (node, indent) -> extra lines, before its line
+
+    def _kernel_name(self, kernel):
+        kname = self.kernel_names.get(id(kernel))
+        if kname is None:
+            kname = f"k{len(self.kernel_names)}"
+            self.kernel_names[id(kernel)] = kname
+            self.namespace[kname] = kernel
+        return kname
+
+    def _helper(self, name):
+        if name not in self.namespace:
+            from lucent.link.numba.dispatch.ifelse import branch_helpers
+
+            self.namespace[name] = branch_helpers()[name]
+        return name
+
+    def _name_of(self, var):
+        if var not in self.names:
+            self.names[var] = self.constant_name(var)
+        return self.names[var]
+
+    def _new_names(self, node):
+        """Names of ``node``'s outputs; a node written in several exclusive branches keeps its names."""
+        outs = []
+        for var in node.outputs:
+            if var not in self.names:
+                self.names[var] = f"t{self.counter}"
+                self.counter += 1
+            outs.append(self.names[var])
+        return outs
+
+    def write(self, order):
+        """Write every node of ``order`` (the plan's order when there is a plan)."""
+        self.index = {}
+        for n, node in enumerate(order):
+            self.index.setdefault(node, n)
+        if self.plan is None:
+            for node in order:
+                self._write_node(node, "    ")
+        else:
+            self._write_block(self.plan.blocks, "    ")
+        return self.lines
+
+    def _write_block(self, block, indent):
+        for node, branch_blocks in block.items:
+            if branch_blocks is None:
+                self._write_node(node, indent)
+            else:
+                self._write_branches(node, branch_blocks, indent)
+
+    def _write_node(self, node, indent):
+        kernel, passed, _ = self.kernels[node]
+        kname = self._kernel_name(kernel)
+        args = ", ".join(self._name_of(node.inputs[k]) for k in passed)
+        if self.before_node is not None:
+            self.lines.extend(self.before_node(node, indent))
+        outs = self._new_names(node)
+        target = outs[0] if len(outs) == 1 else ", ".join(outs)
+        n = self.index[node]
+        self.lines.append(f"{indent}{target} = {kname}({args})  # {n}: {type(node.op).__name__}")
+
+    def _write_branches(self, node, branch_blocks, indent):
+        from lucent.link.python.branches import branches_of
+
+        cond, positions = branches_of(node)
+        truth = self._helper("branch_truth")
+        cond_name = self._name_of(node.inputs[cond])
+        n = self.index[node]
+        self.lines.append(f"{indent}if {truth}({cond_name}):  # {n}: {type(node.op).__name__}")
+        as_view = bool(getattr(node.op, "view_map", None))
+        blocks_values, holes = [], []
+        for branch, block in enumerate(branch_blocks):
+            if branch == 1:
+                self.lines.append(f"{indent}else:")
+            self._write_block(block, indent + "    ")
+            blocks_values.append([self._name_of(node.inputs[k]) for k in positions[branch]])
+            # the line setting the outputs is filled in once their names exist
+            holes.append(len(self.lines))
+            self.lines.append(None)
+        outs = self._new_names(node)
+        target = outs[0] if len(outs) == 1 else ", ".join(outs)
+        for branch, (hole, values) in enumerate(zip(holes, blocks_values)):
+            helper = self._helper("branch_view" if as_view and branch == 0 else "branch_fresh")
+            picked = ", ".join(f"{helper}({v})" for v in values)
+            self.lines[hole] = f"{indent}    {target} = {picked}"
+
+
+def _generate(fgraph, order, kernels, plan=None):
     """The source of ``graph_fn``, its namespace and the program's reading plan."""
     from lucent.link.numba.linker import INLINE_CONSTANT_SIZE
 
@@ -159,46 +291,39 @@ def _generate(fgraph, order, kernels):
         names[fgraph.inputs[k]] = f"i{k}"
         params.append(f"i{k}")
     extra_args, extra_params = [], []
-    kernel_names = {}
-    body = []
+
+    def constant_name(var):
+        if not isinstance(var, Constant):  # pragma: no cover - FunctionGraph refuses it
+            raise ValueError(f"{var} is neither an input nor computed by the graph")
+        data = var.data
+        if isinstance(data, np.ndarray) and data.size > INLINE_CONSTANT_SIZE:
+            name = f"a{len(extra_args)}"
+            extra_args.append(data)
+            extra_params.append(name)
+        else:
+            name = f"c{sum(1 for x in namespace if x.startswith('c'))}"
+            namespace[name] = data
+        return name
+
+    writer = BodyWriter(kernels, names, namespace, constant_name, plan)
     writers = getattr(fgraph, "shared_buffer_writers", lambda: {})()
     first_writer = next((n for n in order if n in writers), None) if len(writers) >= 2 else None
-    counter = 0
-    for n, node in enumerate(order):
-        kernel, passed, _ = kernels[node]
-        kname = kernel_names.get(id(kernel))
-        if kname is None:
-            kname = f"k{len(kernel_names)}"
-            kernel_names[id(kernel)] = kname
-            namespace[kname] = kernel
-        for k in passed:
-            var = node.inputs[k]
-            if var in names:
-                continue
-            if not isinstance(var, Constant):  # pragma: no cover - FunctionGraph refuses it
-                raise ValueError(f"{var} is neither an input nor computed by the graph")
-            data = var.data
-            if isinstance(data, np.ndarray) and data.size > INLINE_CONSTANT_SIZE:
-                name = f"a{len(extra_args)}"
-                extra_args.append(data)
-                extra_params.append(name)
-            else:
-                name = f"c{sum(1 for x in namespace if x.startswith('c'))}"
-                namespace[name] = data
-            names[var] = name
-        if node is first_writer:
-            checks = _writer_checks(writers, names)
-            if checks:
-                body.append("    # shapes of every in-place update, checked before the first one writes")
-                body.extend(checks)
-        outs = []
-        for var in node.outputs:
-            names[var] = f"t{counter}"
-            outs.append(f"t{counter}")
-            counter += 1
-        args = ", ".join(names[node.inputs[k]] for k in passed)
-        target = outs[0] if len(outs) == 1 else ", ".join(outs)
-        body.append(f"    {target} = {kname}({args})  # {n}: {type(node.op).__name__}")
+
+    def before_node(node, indent):
+        if node is not first_writer or indent != "    ":
+            return []
+        # Only names bound at the top level can be read here.
+        visible = {
+            v: nm for v, nm in names.items()
+            if plan is None or v.owner is None or plan.contexts.get(v.owner) == [()]
+        }
+        checks = _writer_checks(writers, visible)
+        if not checks:
+            return []
+        return ["    # shapes of every in-place update, checked before the first one writes", *checks]
+
+    writer.before_node = before_node
+    body = writer.write(order)
 
     results, output_plan, converters = [], [], []
     from lucent.scalar.basic import ScalarType
@@ -328,14 +453,14 @@ def build_program(linker, fgraph):
 
     import lucent.link.numba.dispatch  # noqa: F401  (registers the kernels)
 
-    order = fgraph.toposort()
+    order, plan = schedule(fgraph)
     _check_types(fgraph, order)
     forced = {}
     for attempt in range(2):
         kernels, fallbacks = _kernels_for(fgraph, order, forced)
         linker.fallback_ops = [node.op for node, _ in fallbacks]
-        source, namespace, arg_inputs, extra_args, results, plan, converters = _generate(
-            fgraph, order, kernels
+        source, namespace, arg_inputs, extra_args, results, output_plan, converters = _generate(
+            fgraph, order, kernels, plan
         )
         program = GraphProgram()
         program.source = source
@@ -343,7 +468,7 @@ def build_program(linker, fgraph):
         program.extra_args = extra_args
         program.n_results = len(results)
         program.result_converters = converters
-        program.output_plan = plan
+        program.output_plan = output_plan
         if not results:
             linker.uncacheable_reason = None
             return program

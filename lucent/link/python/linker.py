@@ -15,11 +15,21 @@ Two memory rules matter:
   dropped right after the last node that reads it, so peak memory stays
   close to what the computation really needs. Graph inputs, constants and
   outputs are never dropped.
+
+Lazy evaluation: in a graph with branches (``IfElse``), a node runs only
+if the branches it serves were taken (``branches.BranchPlan``: the plan's
+order puts each condition before the nodes it guards, and garbage
+collection follows the branches). An op that builds its own thunk
+(``make_thunk``, PyTensor's protocol, possibly lazy) is run by demand or in
+order by ``lazy.DemandRunner``; ``lazy`` (set by ``VMLinker``) forces one
+or the other.
 """
 
 from __future__ import annotations
 
 from lucent.link.basic import Container, Linker, make_storage_map
+from lucent.link.python.branches import BranchPlan, branches_of, guard_checks, guard_holds, has_branches
+from lucent.link.python.lazy import DemandRunner, branch_thunk, custom_thunk
 
 
 class PythonLinker(Linker):
@@ -33,6 +43,10 @@ class PythonLinker(Linker):
     schedule
         Optional callable ``fgraph -> list of Apply`` giving the order.
     """
+
+    #: ``None``: evaluate lazily where the graph asks for it (branches, lazy
+    #: thunks); ``True``: always by demand; ``False``: every node runs.
+    lazy = None
 
     def __init__(self, allow_gc=None, schedule=None):
         self.fgraph = None
@@ -61,53 +75,107 @@ class PythonLinker(Linker):
         if fgraph is None:
             raise RuntimeError("PythonLinker.make_thunk called before accept(fgraph)")
         order = self.schedule(fgraph) if self.schedule else fgraph.toposort()
+        plan = BranchPlan(fgraph, order) if has_branches(order) and self.lazy is not False else None
+        if plan is not None:
+            order = plan.order
         storage_map = make_storage_map(fgraph, order, input_storage, output_storage, storage_map)
         output_cells = [storage_map[v] for v in fgraph.outputs]
         input_cells = [storage_map[v] for v in fgraph.inputs]
 
+        # compute_map: which variables hold this call's value (ops' own thunks read it)
+        compute_map = {var: [var.owner is None] for var in storage_map}
         thunks = []
+        own_thunks = False
+        thunk_of = {}  # a node the plan places in several exclusive branches has one thunk
         for node in order:
-            node.op.prepare_node(node, storage_map, None, "py")
+            if node in thunk_of:
+                thunks.append(thunk_of[node])
+                continue
+            node.op.prepare_node(node, storage_map, compute_map, "py")
             in_cells = [storage_map[v] for v in node.inputs]
             out_cells = [storage_map[v] for v in node.outputs]
-            thunk = node_thunk(node, in_cells, out_cells) if node_thunk is not None else None
-            thunks.append(thunk if thunk is not None else _make_node_thunk(node, in_cells, out_cells))
+            thunk = custom_thunk(node, storage_map, compute_map, self.no_recycling)
+            own_thunks = own_thunks or thunk is not None
+            # A branching node only selects among values the plan computed
+            # (the untaken ones are absent): its perform does that.
+            if thunk is None and node_thunk is not None and branches_of(node) is None:
+                thunk = node_thunk(node, in_cells, out_cells)
+            thunk_of[node] = thunk if thunk is not None else _make_node_thunk(node, in_cells, out_cells)
+            thunks.append(thunk_of[node])
 
         allow_gc = self.allow_gc
         if allow_gc is None:
             from lucent.configdefaults import config
 
             allow_gc = config.allow_gc
-        to_free = _cells_to_free(fgraph, order, storage_map) if allow_gc else [()] * len(order)
+        lazy = self.lazy
+        if lazy is None and any(getattr(t, "lazy", False) for t in thunks):
+            lazy = True
+        if lazy is not None or own_thunks:
+            if plan is not None and not plan.single:  # the demand runner wants each node once
+                order = fgraph.toposort()
+                thunks = [thunk_of[node] for node in order]
+            run = self._demand_runner(
+                fgraph, order, thunks, storage_map, compute_map, input_cells, allow_gc, lazy
+            )
+            return run, input_cells, output_cells, thunks, order, storage_map
+        if not allow_gc:
+            to_free = [()] * len(order)
+        elif plan is not None:
+            to_free = plan.free_points(fgraph, storage_map)
+        else:
+            to_free = _cells_to_free(fgraph, order, storage_map)
         recycle = [storage_map[v] for v in self.no_recycling if v in storage_map]
+        guards = guard_checks(plan, storage_map) if plan is not None else None
 
-        def run():
-            for cell in recycle:
-                cell[0] = None
-            i = 0
-            try:
-                for i, thunk in enumerate(thunks):
-                    thunk()
-                    for cell in to_free[i]:
-                        cell[0] = None
-            except Exception as exc:
-                _annotate(exc, order[i], storage_map)
-                # Drop half-computed intermediates so a failing call holds no memory.
-                if allow_gc:
-                    for cells in to_free:
-                        for cell in cells:
-                            cell[0] = None
-                raise
+        if guards is not None:
+            run = _branching_run(thunks, order, guards, to_free, storage_map, recycle, allow_gc)
+        else:
+            run = _straight_run(thunks, order, to_free, storage_map, recycle, allow_gc)
 
         if self.profile is not None:
             run = _profiled_run(
-                self.profile, fgraph, thunks, order, storage_map, input_cells, recycle, to_free, allow_gc
+                self.profile, fgraph, thunks, order, storage_map, input_cells, recycle, to_free,
+                allow_gc, guards,
             )
 
         run.thunks = thunks
         run.order = order
         run.storage_map = storage_map
+        run.branch_plan = plan
         return run, input_cells, output_cells, thunks, order, storage_map
+
+    def _demand_runner(self, fgraph, order, thunks, storage_map, compute_map, input_cells, allow_gc, lazy):
+        """The ``run`` of a graph with ops' own (maybe lazy) thunks (``lazy.py``).
+
+        ``lazy``: evaluate by demand, asking lazy thunks which inputs they
+        need (branching nodes get such a thunk); otherwise run every node in
+        order.
+        """
+        if lazy:
+            for i, node in enumerate(order):
+                branches = branches_of(node)
+                if branches is not None and not getattr(thunks[i], "lazy", False):
+                    thunks[i] = branch_thunk(node, branches, storage_map, compute_map, thunks[i])
+        recycle = [storage_map[v] for v in self.no_recycling if v in storage_map]
+        if self.profile is not None:
+            self.profile.attach(fgraph, order)
+            self.profile.how_measured = HOW_MEASURED
+        runner = DemandRunner(
+            fgraph, order, thunks, storage_map, compute_map, recycle, allow_gc,
+            lambda exc, node: _annotate(exc, node, storage_map), self.profile,
+        )
+        run = runner.demand_run if lazy else runner.loop_run
+
+        def call():
+            run()
+
+        call.thunks = thunks
+        call.order = order
+        call.storage_map = storage_map
+        call.compute_map = compute_map
+        call.branch_plan = None
+        return call
 
     def make_thunk(self, input_storage=None, output_storage=None, storage_map=None, node_thunk=None):
         run, input_cells, output_cells, _, _, _ = self.make_all(
@@ -119,6 +187,63 @@ class PythonLinker(Linker):
         return run, inputs, outputs
 
 
+def _free_all(to_free):
+    for cells in to_free:
+        for cell in cells:
+            cell[0] = None
+
+
+def _straight_run(thunks, order, to_free, storage_map, recycle, allow_gc):
+    """The ``run`` of a graph without branches: every thunk, in order."""
+
+    def run():
+        for cell in recycle:
+            cell[0] = None
+        i = 0
+        try:
+            for i, thunk in enumerate(thunks):
+                thunk()
+                for cell in to_free[i]:
+                    cell[0] = None
+        except Exception as exc:
+            _annotate(exc, order[i], storage_map)
+            # Drop half-computed intermediates so a failing call holds no memory.
+            if allow_gc:
+                _free_all(to_free)
+            raise
+
+    return run
+
+
+def _branching_run(thunks, order, guards, to_free, storage_map, recycle, allow_gc):
+    """The ``run`` of a graph with branches: a node runs only if its branches were taken.
+
+    ``guards[i]`` is ``None`` for a node needed whatever the conditions,
+    else the condition cells and branches it needs (``branches.guard_checks``).
+    The plan's order puts every condition before the nodes it guards.
+    """
+
+    def run():
+        for cell in recycle:
+            cell[0] = None
+        i = 0
+        try:
+            for i, thunk in enumerate(thunks):
+                guard = guards[i]
+                if guard is not None and not guard_holds(guard):
+                    continue
+                thunk()
+                for cell in to_free[i]:
+                    cell[0] = None
+        except Exception as exc:
+            _annotate(exc, order[i], storage_map)
+            if allow_gc:
+                _free_all(to_free)
+            raise
+
+    return run
+
+
 #: What the times of a profile mean on this path (``ProfileStats.how_measured``).
 HOW_MEASURED = (
     "Python linker: each node's thunk (its op's perform) timed with time.perf_counter; "
@@ -126,11 +251,14 @@ HOW_MEASURED = (
 )
 
 
-def _profiled_run(profile, fgraph, thunks, order, storage_map, input_cells, recycle, to_free, allow_gc):
+def _profiled_run(
+    profile, fgraph, thunks, order, storage_map, input_cells, recycle, to_free, allow_gc, guards=None
+):
     """The ``run`` of a profiled function: ``run`` plus a timer around each thunk.
 
     A separate function so that an unprofiled function's loop has no
-    profiling test in it at all. Outputs are recorded before the
+    profiling test in it at all. A node of an untaken branch (``guards``)
+    does not run and is not recorded. Outputs are recorded before the
     garbage-collection step frees the cells, and ``thunks`` is read at call
     time, so thunks wrapped after linking (``precheck_shared_writes``) run.
     """
@@ -140,6 +268,8 @@ def _profiled_run(profile, fgraph, thunks, order, storage_map, input_cells, recy
     profile.how_measured = HOW_MEASURED  # a linker building on this one states its own after
     output_cells = [[storage_map[v] for v in node.outputs] for node in order]
     warm_ups = [getattr(thunk, "warm_up", None) for thunk in thunks]
+    if guards is None:
+        guards = [None] * len(thunks)
 
     def run():
         for cell in recycle:
@@ -151,6 +281,9 @@ def _profiled_run(profile, fgraph, thunks, order, storage_map, input_cells, recy
         i = 0
         try:
             for i, thunk in enumerate(thunks):
+                guard = guards[i]
+                if guard is not None and not guard_holds(guard):
+                    continue
                 warm_up = warm_ups[i]
                 if warm_up is not None:
                     t0 = perf_counter()

@@ -60,37 +60,26 @@ def _alias_root(var):
     return var
 
 
-def _generate_inner(fgraph, order, kernels):
-    """Source and globals of ``inner_graph_fn(*inputs)`` returning every inner output."""
+def _generate_inner(fgraph, order, kernels, plan=None):
+    """Source and globals of ``inner_graph_fn(*inputs)`` returning every inner output.
+
+    The nodes are written by the outer linker's ``BodyWriter``, so branches
+    (``IfElse``) in an inner graph are native ``if`` blocks here too.
+    """
+    from lucent.link.numba.codegen import BodyWriter
     from lucent.tensor.type import TensorType
 
-    names, namespace, body = {}, {}, []
+    names, namespace = {}, {}
     params = [f"i{k}" for k in range(len(fgraph.inputs))]
     for k, var in enumerate(fgraph.inputs):
         names.setdefault(var, f"i{k}")
-    kernel_names = {}
-    counter = 0
-    for n, node in enumerate(order):
-        kernel, passed, _ = kernels[node]
-        kname = kernel_names.get(id(kernel))
-        if kname is None:
-            kname = f"k{len(kernel_names)}"
-            kernel_names[id(kernel)] = kname
-            namespace[kname] = kernel
-        for k in passed:
-            var = node.inputs[k]
-            if var not in names:
-                cname = f"c{sum(1 for x in namespace if x.startswith('c'))}"
-                namespace[cname] = var.data
-                names[var] = cname
-        outs = []
-        for var in node.outputs:
-            names[var] = f"t{counter}"
-            outs.append(names[var])
-            counter += 1
-        target = outs[0] if len(outs) == 1 else ", ".join(outs)
-        args = ", ".join(names[node.inputs[k]] for k in passed)
-        body.append(f"    {target} = {kname}({args})  # {n}: {type(node.op).__name__}")
+
+    def constant_name(var):
+        cname = f"c{sum(1 for x in namespace if x.startswith('c'))}"
+        namespace[cname] = var.data
+        return cname
+
+    body = BodyWriter(kernels, names, namespace, constant_name, plan).write(order)
 
     results, roots = [], set()
     for var in fgraph.outputs:
@@ -118,11 +107,11 @@ def _generate_inner(fgraph, order, kernels):
 def numba_funcify_inner_graph(op, node=None, **kwargs):
     """The inner graph of ``op`` compiled into one kernel (see module docstring)."""
     from lucent.link.numba.cache import Uncacheable, load_graph_function
-    from lucent.link.numba.codegen import _cache_key, _check_types, _kernels_for
+    from lucent.link.numba.codegen import _cache_key, _check_types, _kernels_for, schedule
     from lucent.link.numba.linker import _PythonFallback
 
     fgraph = rewritten_inner_graph(op)
-    order = fgraph.toposort()
+    order, plan = schedule(fgraph)
     # NotImplementedError (not NoNumbaImplementation): the linker then reports
     # this reason when it falls back to the op's perform.
     for inner_node in order:
@@ -141,7 +130,7 @@ def numba_funcify_inner_graph(op, node=None, **kwargs):
         raise NotImplementedError(
             f"the inner graph of {op} has a node Numba cannot run ({inner_node}: {reason})"
         )
-    source, namespace = _generate_inner(fgraph, order, kernels)
+    source, namespace = _generate_inner(fgraph, order, kernels, plan)
     try:
         inner_key = _cache_key(fgraph, order, kernels, [])
     except Uncacheable as e:
