@@ -89,10 +89,10 @@ def _vectorize_node(op, node, *batched_inputs):
 
     Dispatched on the type of ``op``; a rule returns the new Apply (or its
     outputs). Each op family registers its rule next to the ops it knows
-    (``lucent.tensor.vectorize`` for the tensor ops). An op without a rule can
-    still be rebuilt when no input gained dimensions; otherwise there is no
-    general way to map it over a batch (lucent has no Blockwise), so this
-    says which op stopped the vectorization.
+    (``lucent.tensor.vectorize`` for the tensor ops; ``lucent.tensor.blockwise``
+    registers the rule of every ``Op``: wrap it in ``Blockwise``). An object
+    that is not an ``Op`` can still be rebuilt when no input gained
+    dimensions; otherwise this says which op stopped the vectorization.
     """
     if not _has_new_batch_dims(node, batched_inputs):
         return _vectorize_not_needed(op, node, *batched_inputs)

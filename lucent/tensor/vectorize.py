@@ -18,6 +18,7 @@ that does it, and the rule says so.
 from __future__ import annotations
 
 from lucent.graph.replace import _vectorize_node, _vectorize_not_needed
+from lucent.tensor import blockwise as _blockwise  # noqa: F401  (the fallback rule: Blockwise)
 from lucent.tensor.basic import Join
 from lucent.tensor.creation import Alloc, make_vector
 from lucent.tensor.elemwise import DimShuffle, Elemwise

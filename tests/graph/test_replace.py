@@ -123,13 +123,16 @@ class NoRule(Op):
         out[0][0] = inputs[0] + 1
 
 
-def test_vectorize_graph_without_a_rule_names_the_op():
+def test_vectorize_graph_without_a_rule_uses_blockwise():
     from lucent.graph.replace import vectorize_graph
+    from lucent.tensor.blockwise import Blockwise
 
     x = TensorType("float64", (None,))("x")
     out = NoRule()(x)
-    with pytest.raises(NotImplementedError, match="NoRule.*_vectorize_node.register"):
-        vectorize_graph(out, {x: TensorType("float64", (None, None))("X")})
+    X = TensorType("float64", (None, None))("X")
+    batched = vectorize_graph(out, {x: X})
+    assert isinstance(batched.owner.op, Blockwise) and batched.owner.op.core_op == NoRule()
+    np.testing.assert_array_equal(batched.eval({X: np.zeros((2, 3))}), np.ones((2, 3)))
     # Same rank: the op is simply re-made for the new input.
     x2 = TensorType("float64", (None,))("x2")
     new = vectorize_graph(out, {x: x2})

@@ -1,7 +1,8 @@
 """Triangles and diagonals of a matrix, built from existing element-wise ops.
 
 The gradients of the factorisations and the structured ``solve`` variants
-need ``tril`` / ``triu`` / the diagonal. Expressed as a ``switch`` on an
+need ``tril`` / ``triu`` / the diagonal, of the last two axes (so they also
+serve stacks of matrices). Expressed as a ``switch`` on an
 index comparison (and a masked sum for the diagonal), they need no op of
 their own, and their gradients come for free.
 """
@@ -12,8 +13,9 @@ from __future__ import annotations
 def _index_grid(x):
     from lucent.tensor.creation import arange
 
-    rows = arange(x.shape[0]).dimshuffle(0, "x")
-    cols = arange(x.shape[1]).dimshuffle("x", 0)
+    # The last two axes: the grid broadcasts over any leading (batch) axes.
+    rows = arange(x.shape[-2]).dimshuffle(0, "x")
+    cols = arange(x.shape[-1]).dimshuffle("x", 0)
     return rows, cols
 
 
@@ -42,5 +44,5 @@ def diagonal_part(x):
 
 
 def diagonal_vector(x):
-    """``numpy.diagonal(x)`` of a square matrix variable, as a vector."""
-    return diagonal_part(x).sum(axis=1)
+    """``numpy.diagonal(x, axis1=-2, axis2=-1)`` of square matrices, as vectors."""
+    return diagonal_part(x).sum(axis=-1)

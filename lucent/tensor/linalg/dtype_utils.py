@@ -37,14 +37,11 @@ def linalg_real_output_dtype(*input_dtypes) -> str:
 def check_core_ndim(x, ndim, who, what="a matrix"):
     """Raise a ``ValueError`` unless ``x`` (a tensor variable) has exactly ``ndim`` dimensions.
 
-    lucent has no ``Blockwise`` yet, so the linear-algebra ops take their
-    core case only; a stacked input must be looped over by the caller.
+    A core op's ``make_node`` sees its core case only: a stacked input is
+    mapped over by ``Blockwise`` (which the op's ``__call__`` applies).
     """
     if x.type.ndim != ndim:
-        raise ValueError(
-            f"{who} expects {what} ({ndim}-d), got a {x.type.ndim}-d input of type {x.type}; "
-            f"batched (stacked) inputs are not supported, apply it to each matrix separately"
-        )
+        raise ValueError(f"{who} expects {what} ({ndim}-d), got a {x.type.ndim}-d input of type {x.type}")
 
 
 def check_static_square(x, who):

@@ -14,11 +14,12 @@ import numpy as np
 from lucent.graph.basic import Apply
 from lucent.graph.op import Op
 from lucent.tensor.basic import as_tensor_variable
+from lucent.tensor.blockwise import BatchedCoreOp
 from lucent.tensor.linalg.dtype_utils import check_core_ndim, check_static_square, linalg_output_dtype
 from lucent.tensor.type import TensorType
 
 
-class MatrixInverse(Op):
+class MatrixInverse(BatchedCoreOp):
     """``numpy.linalg.inv`` of a square matrix.
 
     A singular matrix raises ``numpy.linalg.LinAlgError`` on both paths,
@@ -27,6 +28,7 @@ class MatrixInverse(Op):
     """
 
     __props__ = ()
+    gufunc_signature = "(m,m)->(m,m)"
 
     def make_node(self, x):
         x = as_tensor_variable(x)
@@ -63,7 +65,7 @@ class MatrixInverse(Op):
 inv = matrix_inverse = MatrixInverse()
 
 
-class MatrixPinv(Op):
+class MatrixPinv(BatchedCoreOp):
     """``numpy.linalg.pinv``: the Moore-Penrose pseudo-inverse of an ``(m, n)`` matrix, ``(n, m)``.
 
     ``hermitian=True`` promises a symmetric (Hermitian) input, which lets
@@ -73,6 +75,7 @@ class MatrixPinv(Op):
     """
 
     __props__ = ("hermitian",)
+    gufunc_signature = "(m,n)->(n,m)"
 
     def __init__(self, hermitian=False):
         self.hermitian = bool(hermitian)

@@ -1,4 +1,12 @@
-"""Numbers that summarise a matrix: the determinant ``det``."""
+"""Numbers that summarise a matrix: ``det``, ``slogdet``, ``trace``, ``norm``.
+
+``det`` and ``SLogDet`` are ops (one LU factorisation each); ``slogdet``
+returns the plain graph ``sign(det(x)), log(abs(det(x)))`` and the
+stabilising rewrite in ``lucent.tensor.rewriting.linalg`` turns it into
+``SLogDet`` (which does not overflow for large matrices). ``trace`` and
+``norm`` are graphs of existing ops, so their gradients and kernels come
+from those ops.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +15,18 @@ import numpy as np
 from lucent.graph.basic import Apply
 from lucent.graph.op import Op
 from lucent.tensor.basic import as_tensor_variable
-from lucent.tensor.linalg.dtype_utils import check_core_ndim, linalg_output_dtype
+from lucent.tensor.blockwise import BatchedCoreOp
+from lucent.tensor.linalg.dtype_utils import (
+    check_core_ndim,
+    check_square_value,
+    check_static_square,
+    linalg_output_dtype,
+    linalg_real_output_dtype,
+)
 from lucent.tensor.type import TensorType
 
 
-class Det(Op):
+class Det(BatchedCoreOp):
     """``numpy.linalg.det`` of a square matrix, a 0-d tensor.
 
     Computed from an LU factorisation, so a singular matrix gives 0 (not an
@@ -20,6 +35,7 @@ class Det(Op):
     """
 
     __props__ = ()
+    gufunc_signature = "(m,m)->()"
 
     def make_node(self, x):
         x = as_tensor_variable(x)
@@ -52,8 +68,184 @@ class Det(Op):
         return "Det"
 
 
-#: The determinant of a square matrix.
+#: The determinant of a square matrix (batched over leading dimensions).
 det = Det()
 
 
-__all__ = ["Det", "det"]
+class SLogDet(BatchedCoreOp):
+    """``numpy.linalg.slogdet``: the sign and ``log|det|`` of a square matrix, two 0-d tensors.
+
+    A singular matrix gives sign 0 and ``-inf``. Gradient: ``log|det X|``
+    has cotangent ``G inv(X)^T``; the sign is piecewise constant.
+    """
+
+    __props__ = ()
+    gufunc_signature = "(m,m)->(),()"
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        check_core_ndim(x, 2, "SLogDet")
+        check_static_square(x, "SLogDet")
+        dtype = linalg_output_dtype(x.type.dtype)
+        return Apply(self, [x], [TensorType(dtype, ())(), TensorType(linalg_real_output_dtype(dtype), ())()])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        check_square_value(x, "SLogDet")
+        sign, logdet = np.linalg.slogdet(np.asarray(x, dtype=node.outputs[0].type.dtype))
+        output_storage[0][0] = np.asarray(sign, dtype=node.outputs[0].type.dtype)
+        output_storage[1][0] = np.asarray(logdet, dtype=node.outputs[1].type.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [(), ()]
+
+    def L_op(self, inputs, outputs, output_grads):
+        from lucent.gradient.types import DisconnectedType
+        from lucent.tensor.linalg.inverse import matrix_inverse
+
+        (x,) = inputs
+        _, g_logdet = output_grads
+        if isinstance(g_logdet.type, DisconnectedType):
+            from lucent.tensor.basic import zeros_like
+
+            return [zeros_like(x, dtype=outputs[0].type.dtype)]
+        return [g_logdet * matrix_inverse(x).T]
+
+
+def slogdet(x):
+    """``(sign, log|det x|)`` of square matrices (batched over leading dimensions).
+
+    Built as ``sign(det(x)), log(abs(det(x)))``; compiled functions compute
+    it with ``SLogDet``, which does not overflow where ``det`` would.
+    """
+    from lucent.tensor.math import abs as abs_, log, sign
+
+    d = det(x)
+    return sign(d), log(abs_(d))
+
+
+def trace(X):
+    """Sum of the diagonal of the last two axes of ``X`` (batched over the others)."""
+    from lucent.tensor.diagonal import diagonal
+
+    X = as_tensor_variable(X)
+    if X.type.ndim < 2:
+        raise ValueError(f"trace expects a matrix (or stack of matrices), got a {X.type.ndim}-d input {X.type}")
+    return diagonal(X, axis1=-2, axis2=-1).sum(-1)
+
+
+_VECTOR_ORDS = (None, "inf", "-inf")
+_MATRIX_ORDS = ("fro", "f", "nuc", 1, -1, 2, -2, np.inf, -np.inf)
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """``numpy.linalg.norm``: a vector norm over one axis, a matrix norm over two.
+
+    ``axis=None`` means the whole vector (1-d ``x``) or matrix (2-d ``x``);
+    for more dimensions it needs ``ord=None`` (the 2-norm of every entry).
+    Vector ``ord``: ``None``/2, ``inf``, ``-inf``, 0 (the count of non-zero
+    entries), any other number ``p`` (``sum(|x|**p)**(1/p)``). Matrix
+    ``ord``: ``None``/'fro', 'nuc' (sum of singular values), ``inf``/``-inf``
+    (largest/smallest row sum of ``|x|``), 1/-1 (column sums), 2/-2
+    (largest/smallest singular value).
+    """
+    from lucent.tensor import math as tm
+
+    x = as_tensor_variable(x)
+    if isinstance(ord, str) and ord not in ("fro", "f", "nuc", "inf", "-inf"):
+        raise ValueError(f"Invalid norm order {ord!r} for norm")
+    if isinstance(ord, str) and ord in ("inf", "-inf"):
+        ord = float(ord)
+    nd = x.type.ndim
+    if axis is None:
+        if ord is None or ord in ("fro", "f"):
+            if ord is not None and nd != 2:
+                raise ValueError(f"norm: ord={ord!r} is a matrix norm and needs a matrix, got {x.type}")
+            axes = tuple(range(nd))
+            return _keep(tm.sqrt(tm.sum(_abs_sq(x), axis=axes)), axes, nd, keepdims)
+        if nd == 1:
+            axis = (0,)
+        elif nd == 2:
+            axis = (0, 1)
+        else:
+            raise ValueError(f"Improper number of dimensions to norm: ord={ord!r} needs a 1-d or 2-d input or axis")
+    elif isinstance(axis, (int, np.integer)):
+        axis = (int(axis),)
+    else:
+        axis = tuple(int(a) for a in axis)
+    axis = tuple(a + nd if a < 0 else a for a in axis)
+    if any(a < 0 or a >= nd for a in axis) or len(set(axis)) != len(axis):
+        raise ValueError(f"norm: invalid axis {axis} for an input with {nd} dimensions")
+    if len(axis) == 1:
+        res = _vector_norm(x, ord, axis[0])
+    elif len(axis) == 2:
+        res = _matrix_norm(x, ord, axis)
+    else:
+        raise ValueError(f"Improper number of dimensions to norm: axis={axis}")
+    return _keep(res, axis, nd, keepdims)
+
+
+def _abs_sq(x):
+    from lucent.tensor import math as tm
+
+    return tm.real(x * tm.conj(x)) if x.type.dtype.startswith("complex") else tm.sqr(x)
+
+
+def _keep(res, axes, nd, keepdims):
+    if not keepdims:
+        return res
+    order, k = [], 0
+    for d in range(nd):
+        if d in axes:
+            order.append("x")
+        else:
+            order.append(k)
+            k += 1
+    return res.dimshuffle(*order)
+
+
+def _vector_norm(x, ord, axis):
+    from lucent.tensor import math as tm
+
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order {ord!r} for vectors")
+    if ord is None or ord == 2:
+        return tm.sqrt(tm.sum(_abs_sq(x), axis=axis))
+    a = tm.abs(x)
+    if ord == np.inf:
+        return tm.max(a, axis=axis)
+    if ord == -np.inf:
+        return tm.min(a, axis=axis)
+    if ord == 0:
+        return tm.sum(tm.neq(x, 0), axis=axis).astype(linalg_real_output_dtype(x.type.dtype))
+    if ord == 1:
+        return tm.sum(a, axis=axis)
+    return tm.sum(a**ord, axis=axis) ** (1.0 / ord)
+
+
+def _matrix_norm(x, ord, axis):
+    from lucent.tensor import math as tm
+    from lucent.tensor.linalg.decomposition.svd import svd
+
+    row_axis, col_axis = axis
+    if ord is None or ord in ("fro", "f"):
+        return tm.sqrt(tm.sum(_abs_sq(x), axis=axis))
+    if ord in ("nuc", 2, -2):
+        rest = [d for d in range(x.type.ndim) if d not in axis]
+        s = svd(x.dimshuffle(*rest, row_axis, col_axis), compute_uv=False)
+        if ord == "nuc":
+            return tm.sum(s, axis=-1)
+        return tm.max(s, axis=-1) if ord == 2 else tm.min(s, axis=-1)
+    a = tm.abs(x)
+    if ord in (np.inf, -np.inf):
+        sums = tm.sum(a, axis=col_axis)
+        row = row_axis if row_axis < col_axis else row_axis - 1
+        return tm.max(sums, axis=row) if ord == np.inf else tm.min(sums, axis=row)
+    if ord in (1, -1):
+        sums = tm.sum(a, axis=row_axis)
+        col = col_axis if col_axis < row_axis else col_axis - 1
+        return tm.max(sums, axis=col) if ord == 1 else tm.min(sums, axis=col)
+    raise ValueError(f"Invalid norm order {ord!r} for matrices")
+
+
+__all__ = ["Det", "SLogDet", "det", "norm", "slogdet", "trace"]

@@ -174,3 +174,114 @@ for declared_inv, value in [
     np.testing.assert_allclose(fi(value), np.linalg.inv(value), atol=1e-12)
 
 print("linalg compat: ok")
+
+# --- Blockwise: core ops over batch dimensions ------------------------------------------
+from pytensor.graph.replace import vectorize_graph
+from pytensor.tensor.blockwise import Blockwise
+from pytensor.tensor.linalg import (
+    block_diag,
+    cho_solve,
+    eig,
+    eigh,
+    eigvalsh,
+    expm,
+    kron,
+    lstsq,
+    lu,
+    lu_factor,
+    lu_solve,
+    matrix_power,
+    norm,
+    pivot_to_permutation,
+    qr,
+    slogdet,
+    solve_continuous_lyapunov,
+    solve_discrete_are,
+    solve_discrete_lyapunov,
+    solve_sylvester,
+    solve_triangular,
+    svd,
+    tensorsolve,
+    trace,
+)
+
+A3 = pt.dtensor3("A3")
+B3 = pt.dtensor3("B3")
+stack = rng.normal(size=(3, 4, 4)) + 4 * np.eye(4)
+rhs = rng.normal(size=(3, 4, 2))
+batched_outs = [inv(A3), det(A3), solve(A3, B3), cholesky(A3 @ A3.mT)]
+assert all(isinstance(o.owner.op, Blockwise) for o in batched_outs)
+fb = pytensor.function([A3, B3], batched_outs)
+got_inv, got_det, got_solve, got_chol = fb(stack, rhs)
+np.testing.assert_allclose(got_inv, np.linalg.inv(stack), rtol=1e-8)
+np.testing.assert_allclose(got_det, np.linalg.det(stack), rtol=1e-8)
+np.testing.assert_allclose(got_solve, np.linalg.solve(stack, rhs), rtol=1e-8)
+np.testing.assert_allclose(got_chol, np.linalg.cholesky(stack @ stack.transpose(0, 2, 1)), rtol=1e-8)
+g_det = pytensor.function([A3], pytensor.grad(det(A3).sum(), A3))(stack)
+np.testing.assert_allclose(g_det, np.linalg.det(stack)[:, None, None] * np.linalg.inv(stack).transpose(0, 2, 1), rtol=1e-6)
+xm = pt.dmatrix("xm")
+vec_inv = vectorize_graph(inv(xm), {xm: A3})
+assert isinstance(vec_inv.owner.op, Blockwise)
+np.testing.assert_allclose(vec_inv.eval({A3: stack}), np.linalg.inv(stack), rtol=1e-8)
+softmax_rows = pt.vectorize(lambda v: pt.exp(v) / pt.exp(v).sum(), signature="(a)->(a)")
+np.testing.assert_allclose(softmax_rows(xm).eval({xm: np.zeros((2, 3))}), np.full((2, 3), 1 / 3))
+
+# --- Factorisations, solvers, matrix functions -----------------------------------------
+sq = rng.normal(size=(4, 4)) + 4 * np.eye(4)
+spd4 = sq @ sq.T
+rect = rng.normal(size=(5, 3))
+ym = pt.dmatrix("ym")
+bv = pt.dvector("bv")
+b4 = rng.normal(size=4)
+w_eig = pt.sort(pt.real(eig(xm)[0])).eval({xm: spd4})
+np.testing.assert_allclose(w_eig, np.linalg.eigvalsh(spd4), rtol=1e-8)
+w_h, v_h = eigh(xm)
+np.testing.assert_allclose(w_h.eval({xm: spd4}), np.linalg.eigvalsh(spd4), rtol=1e-10)
+np.testing.assert_allclose(eigvalsh(xm, ym).eval({xm: spd4, ym: spd4 + np.eye(4)}), scipy.linalg.eigvalsh(spd4, spd4 + np.eye(4)), rtol=1e-8)
+np.testing.assert_allclose(svd(xm, compute_uv=False).eval({xm: rect}), np.linalg.svd(rect, compute_uv=False), rtol=1e-10)
+q_f, r_f = qr(xm, mode="economic")
+np.testing.assert_allclose(q_f.eval({xm: rect}) @ r_f.eval({xm: rect}), rect, atol=1e-12)
+for got, ref in zip(lu(xm), scipy.linalg.lu(sq)):
+    np.testing.assert_allclose(got.eval({xm: sq}), ref, atol=1e-12)
+lu_and_piv = lu_factor(xm)
+np.testing.assert_allclose(lu_solve(lu_and_piv, bv).eval({xm: sq, bv: b4}), np.linalg.solve(sq, b4), rtol=1e-10)
+np.testing.assert_array_equal(pivot_to_permutation(lu_and_piv[1], inverse=True).eval({xm: sq}).shape, (4,))
+np.testing.assert_allclose(solve_triangular(xm, bv, lower=True).eval({xm: sq, bv: b4}), scipy.linalg.solve_triangular(sq, b4, lower=True), rtol=1e-10)
+np.testing.assert_allclose(cho_solve((cholesky(xm), True), bv).eval({xm: spd4, bv: b4}), np.linalg.solve(spd4, b4), rtol=1e-8)
+sign_v, logdet_v = slogdet(xm)
+np.testing.assert_allclose([sign_v.eval({xm: sq}), logdet_v.eval({xm: sq})], np.linalg.slogdet(sq), rtol=1e-10)
+np.testing.assert_allclose(trace(xm).eval({xm: sq}), np.trace(sq))
+for order in [None, "fro", "nuc", 1, 2, np.inf]:
+    np.testing.assert_allclose(norm(xm, ord=order).eval({xm: rect}), np.linalg.norm(rect, ord=order), rtol=1e-10)
+np.testing.assert_allclose(norm(bv, ord=3).eval({bv: b4}), np.linalg.norm(b4, ord=3), rtol=1e-10)
+np.testing.assert_allclose(kron(xm, ym).eval({xm: sq[:2, :2], ym: rect}), np.kron(sq[:2, :2], rect))
+np.testing.assert_allclose(matrix_power(xm, 3).eval({xm: sq}), np.linalg.matrix_power(sq, 3), rtol=1e-10)
+np.testing.assert_allclose(expm(xm).eval({xm: sq / 4}), scipy.linalg.expm(sq / 4), rtol=1e-10)
+np.testing.assert_allclose(block_diag(xm, ym).eval({xm: sq, ym: rect}), scipy.linalg.block_diag(sq, rect))
+np.testing.assert_allclose(lstsq(xm, bv, -1.0)[0].eval({xm: rect, bv: rect @ b4[:3]}), b4[:3], rtol=1e-8)
+t4 = pt.dtensor4("t4")
+a4 = np.eye(24).reshape(6, 4, 2, 12)
+np.testing.assert_allclose(tensorsolve(t4, ym).eval({t4: a4, ym: np.ones((6, 4))}), np.linalg.tensorsolve(a4, np.ones((6, 4))), rtol=1e-10)
+small = sq / 10
+np.testing.assert_allclose(solve_sylvester(xm, ym, xm).eval({xm: small, ym: spd4}), scipy.linalg.solve_sylvester(small, spd4, small), rtol=1e-8)
+np.testing.assert_allclose(solve_continuous_lyapunov(xm, ym).eval({xm: small - np.eye(4), ym: spd4}), scipy.linalg.solve_continuous_lyapunov(small - np.eye(4), spd4), rtol=1e-8)
+np.testing.assert_allclose(solve_discrete_lyapunov(xm, ym).eval({xm: small, ym: spd4}), scipy.linalg.solve_discrete_lyapunov(small, spd4), rtol=1e-8)
+bb = pt.dmatrix("bb")
+np.testing.assert_allclose(
+    solve_discrete_are(xm, bb, ym, pt.eye(2)).eval({xm: small, bb: rect[:4, :2], ym: spd4}),
+    scipy.linalg.solve_discrete_are(small, rect[:4, :2], spd4, np.eye(2)), rtol=1e-7,
+)
+
+# --- Products ---------------------------------------------------------------------------
+at3 = rng.normal(size=(3, 4, 5))
+bt3 = rng.normal(size=(4, 5, 6))
+np.testing.assert_allclose(pt.tensordot(A3, B3).eval({A3: at3, B3: bt3}), np.tensordot(at3, bt3), rtol=1e-10)
+np.testing.assert_allclose(pt.einsum("ijk,jkl->il", A3, B3).eval({A3: at3, B3: bt3}), np.einsum("ijk,jkl->il", at3, bt3), rtol=1e-10)
+np.testing.assert_allclose(pt.einsum("bij,bjk->bik", A3, B3).eval({A3: stack, B3: rhs}), stack @ rhs, rtol=1e-10)
+np.testing.assert_allclose(pt.einsum("ii", xm).eval({xm: sq}), np.trace(sq))
+
+# --- Rewrites that keep the value --------------------------------------------------------
+f_rw = pytensor.function([xm, bv], [pt.dot(inv(xm), bv), pt.log(pt.abs(det(xm)))], mode="FAST_RUN")
+got_solve_rw, got_logdet = f_rw(sq, b4)
+np.testing.assert_allclose(got_solve_rw, np.linalg.solve(sq, b4), rtol=1e-10)
+np.testing.assert_allclose(got_logdet, np.linalg.slogdet(sq)[1], rtol=1e-10)

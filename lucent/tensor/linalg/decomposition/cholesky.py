@@ -15,11 +15,12 @@ import numpy as np
 from lucent.graph.basic import Apply
 from lucent.graph.op import Op
 from lucent.tensor.basic import as_tensor_variable
+from lucent.tensor.blockwise import BatchedCoreOp
 from lucent.tensor.linalg.dtype_utils import check_static_square, linalg_output_dtype
 from lucent.tensor.type import TensorType
 
 
-class Cholesky(Op):
+class Cholesky(BatchedCoreOp):
     """Lower (``lower=True``) or upper Cholesky factor of a symmetric positive-definite matrix."""
 
     __props__ = ("lower", "overwrite_a")
@@ -36,7 +37,7 @@ class Cholesky(Op):
         if x.type.ndim != 2:
             raise TypeError(
                 f"Cholesky only allowed on matrix (2-D) inputs, got {x.type.ndim}-D input of type "
-                f"{x.type}; batched (stacked) inputs are not supported"
+                f"{x.type}"
             )
         check_static_square(x, "Cholesky")
         dtype = linalg_output_dtype(x.type.dtype)

@@ -12,11 +12,12 @@ from __future__ import annotations
 from lucent.graph.basic import Apply
 from lucent.graph.op import Op
 from lucent.tensor.basic import as_tensor_variable
+from lucent.tensor.blockwise import BatchedCoreOp
 from lucent.tensor.linalg.dtype_utils import linalg_output_dtype
 from lucent.tensor.type import TensorType
 
 
-class SolveBase(Op):
+class SolveBase(BatchedCoreOp):
     """Base of the linear-system solvers (``b_ndim`` 1: ``b`` is a vector, 2: a matrix)."""
 
     __props__: tuple = ("lower", "b_ndim", "overwrite_a", "overwrite_b")
@@ -42,13 +43,11 @@ class SolveBase(Op):
         b = as_tensor_variable(b)
         if A.type.ndim != 2:
             raise ValueError(
-                f"{name}: `A` must be a matrix; got {A.type} instead "
-                f"(batched (stacked) systems are not supported)"
+                f"{name}: `A` must be a matrix; got {A.type} instead"
             )
         if b.type.ndim != self.b_ndim:
             raise ValueError(
-                f"{name}: `b` must have {self.b_ndim} dims (b_ndim={self.b_ndim}); got {b.type}; "
-                f"batched (stacked) systems are not supported"
+                f"{name}: `b` must have {self.b_ndim} dims (b_ndim={self.b_ndim}); got {b.type}"
             )
         out_dtype = linalg_output_dtype(A.type.dtype, b.type.dtype)
         return Apply(self, [A, b], [TensorType(out_dtype, b.type.shape)()])

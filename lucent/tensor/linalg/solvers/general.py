@@ -5,7 +5,8 @@ reading one triangle, 'pos' Cholesky, 'tridiagonal', 'banded'); a system
 SciPy cannot solve (singular ``a``, ``a`` not positive definite for 'pos')
 gives NaN rather than an error, so one bad sample does not stop a
 vectorised computation. The triangular and diagonal structures need no
-factorisation and are built from the matrix directly by ``solve``.
+factorisation: ``solve`` hands them to ``solve_triangular`` or divides by
+the diagonal.
 """
 
 from __future__ import annotations
@@ -89,7 +90,9 @@ def solve(
     are accepted for SciPy's signature and ignored: lucent decides what
     is computed in place, and a failed solve gives NaN. ``b_ndim`` says
     whether ``b`` is one right-hand side (1) or several columns (2); by
-    default it is ``b.ndim``. ``a`` must be a matrix (no batching).
+    default it is ``min(b.ndim, 2)``; it says which dimensions of ``b`` are
+batch dimensions when ``a`` and ``b`` are stacks (then the result is a
+``Blockwise`` of ``Solve``).
     """
     from lucent.tensor.basic import as_tensor_variable
     from lucent.tensor.linalg import _structure
@@ -101,16 +104,49 @@ def solve(
     b = as_tensor_variable(b)
     b_ndim = _default_b_ndim(b, b_ndim)
     if kind in ("lower triangular", "upper triangular"):
-        tri = _structure.lower_triangle if kind.startswith("lower") else _structure.upper_triangle
-        a = tri(a)
-        return Solve(assume_a="gen", b_ndim=b_ndim)(a.T if transposed else a, b)
+        from lucent.tensor.linalg.solvers.triangular import solve_triangular
+
+        return solve_triangular(a, b, lower=kind.startswith("lower"), trans=int(transposed), b_ndim=b_ndim)
     if transposed:
-        a = a.T
+        a = a.mT
         lower = not lower
     if kind == "diagonal":
         d = _structure.diagonal_vector(a)
-        return b / (d if b_ndim == 1 else d.dimshuffle(0, "x"))
+        return b / (d if b_ndim == 1 else d.dimshuffle(*range(d.type.ndim), "x"))
     return Solve(lower=lower, assume_a=kind, b_ndim=b_ndim)(a, b)
 
 
-__all__ = ["Solve", "solve"]
+def lu_solve(LU_and_pivots, b, trans=False, b_ndim=None, check_finite=True, overwrite_b=False):
+    """Solve ``a x = b`` (``a.T x = b`` with ``trans``) from ``lu_factor(a)`` (``scipy.linalg.lu_solve``).
+
+    A graph of a row permutation and two triangular solves, so its gradient
+    and kernels are theirs. Batched factors and right-hand sides are mapped
+    with ``vectorize_graph`` over the core graph.
+    """
+    from lucent.graph.replace import vectorize_graph
+    from lucent.tensor.basic import as_tensor_variable
+    from lucent.tensor.linalg.decomposition.lu import pivot_to_permutation
+    from lucent.tensor.linalg.solvers.triangular import solve_triangular
+    from lucent.tensor.type import tensor
+
+    try:
+        LU, piv = LU_and_pivots
+    except (TypeError, ValueError):
+        raise TypeError(f"lu_solve expects a pair (LU, pivots) as its first argument, got {LU_and_pivots!r}") from None
+    LU, piv, b = as_tensor_variable(LU), as_tensor_variable(piv), as_tensor_variable(b)
+    b_ndim = _default_b_ndim(b, b_ndim)
+    core_lu = tensor(dtype=LU.type.dtype, shape=LU.type.shape[-2:])
+    core_piv = tensor(dtype=piv.type.dtype, shape=piv.type.shape[-1:])
+    core_b = tensor(dtype=b.type.dtype, shape=b.type.shape[b.type.ndim - b_ndim:])
+    if not trans:
+        perm = pivot_to_permutation(core_piv, inverse=True)
+        y = solve_triangular(core_lu, core_b[perm], lower=True, unit_diagonal=True, b_ndim=b_ndim)
+        x = solve_triangular(core_lu, y, lower=False, b_ndim=b_ndim)
+    else:
+        y = solve_triangular(core_lu, core_b, lower=False, trans=1, b_ndim=b_ndim)
+        z = solve_triangular(core_lu, y, lower=True, unit_diagonal=True, trans=1, b_ndim=b_ndim)
+        x = z[pivot_to_permutation(core_piv, inverse=False)]
+    return vectorize_graph(x, {core_lu: LU, core_piv: piv, core_b: b})
+
+
+__all__ = ["Solve", "lu_solve", "solve"]

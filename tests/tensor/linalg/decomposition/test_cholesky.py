@@ -55,8 +55,8 @@ def test_cholesky_empty_and_non_contiguous():
 
 
 def test_cholesky_checks_input():
-    with pytest.raises(TypeError, match="3-D input"):
-        cholesky(lt.tensor3("x"))
+    with pytest.raises(TypeError, match="1-D input"):
+        cholesky(lt.dvector("x"))
     with pytest.raises(ValueError, match="on_error"):
         cholesky(lt.dmatrix("x"), on_error="ignore")
     x = lt.dmatrix("x")

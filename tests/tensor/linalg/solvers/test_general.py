@@ -86,9 +86,9 @@ def test_solve_checks_its_arguments():
     with pytest.raises(ValueError, match="b_ndim"):
         Solve(b_ndim=3)
     with pytest.raises(ValueError, match="`b` must have 1 dims"):
-        Solve(b_ndim=1)(lt.dmatrix(), lt.dmatrix())
+        Solve(b_ndim=1).make_node(lt.dmatrix(), lt.dmatrix())
     with pytest.raises(ValueError, match="`A` must be a matrix"):
-        solve(lt.tensor3("A"), lt.dvector("b"))
+        solve(lt.dvector("A"), lt.dvector("b"))
     assert Solve(assume_a="symmetric", b_ndim=1) == Solve(assume_a="sym", b_ndim=1)
     A, b = lt.dmatrix("A"), lt.dvector("b")
     with pytest.raises(ValueError, match="incompatible dimensions"):
