@@ -91,6 +91,32 @@ class NEQ(_NumpyComparison):
     ufunc = np.not_equal
 
 
+class _FloatPredicate(UnaryScalarOp):
+    """A bool-valued test of one value (``isnan``, ``isinf``); no gradient.
+
+    Defined for every dtype: integers and bools are never NaN nor infinite.
+    """
+
+    output_types_preference = staticmethod(bool_out)
+    ufunc = None
+
+    def impl(self, x):
+        return type(self).ufunc(x)
+
+    def L_op(self, inputs, outputs, output_grads):
+        return [_zero_like_float(inputs[0])]
+
+
+class IsNan(_FloatPredicate):
+    name = "isnan"
+    ufunc = np.isnan
+
+
+class IsInf(_FloatPredicate):
+    name = "isinf"
+    ufunc = np.isinf
+
+
 class _Bitwise(ScalarOp):
     """Logical/bitwise ops on bool and integer scalars; no gradient (discrete)."""
 
@@ -216,7 +242,14 @@ class Mod(BinaryScalarOp):
     """Remainder with the sign of the divisor, as NumPy's ``mod``."""
 
     name = "mod"
-    output_types_preference = staticmethod(int_out)
+
+    @staticmethod
+    def output_types_preference(*types):
+        if any(t.dtype in ("complex64", "complex128") for t in types):
+            from lucent.scalar.basic import ComplexError
+
+            raise ComplexError("mod is not defined for complex numbers")
+        return int_out(*types)
 
     def impl(self, x, y):
         return np.mod(x, y)
@@ -399,7 +432,9 @@ class Clip(ScalarOp):
     name = "clip"
 
     def impl(self, x, lo, hi):
-        return np.minimum(np.maximum(x, lo), hi)
+        # Tested in this order, as PyTensor does: when lo > hi, values below
+        # lo give lo and the others hi (np.clip would give hi everywhere).
+        return np.where(np.less(x, lo), lo, np.where(np.greater(x, hi), hi, x))
 
     def L_op(self, inputs, outputs, output_grads):
         zeros = _discrete_grads(self, inputs, outputs)
@@ -440,6 +475,8 @@ switch = Switch(name="switch")
 second = Second(name="second")
 identity = Identity(name="identity")
 clip = Clip(name="clip")
+isnan = IsNan(name="isnan")
+isinf = IsInf(name="isinf")
 
 
 __all__ = [
@@ -448,5 +485,5 @@ __all__ = [
     "Identity", "Cast", "Clip", "cast",
     "add", "sub", "mul", "true_div", "int_div", "floor_div", "mod", "pow", "neg", "maximum",
     "minimum", "lt", "le", "gt", "ge", "eq", "neq", "and_", "or_", "xor", "invert", "switch",
-    "second", "identity", "clip",
+    "second", "identity", "clip", "IsNan", "IsInf", "isnan", "isinf",
 ]

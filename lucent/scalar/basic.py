@@ -45,6 +45,7 @@ from lucent.scalar.dtypes import (
 )
 
 _pybool = builtins.bool
+_pycomplex = builtins.complex
 _TOLERANCES = {"float16": (1e-3, 1e-3), "float32": (1e-5, 1e-4), "complex64": (1e-5, 1e-4)}
 
 
@@ -119,7 +120,7 @@ class ScalarType(Type):
                 f"{self!r} cannot store a value of dtype {data.dtype} without risking loss "
                 f"of precision; cast it to {self.dtype} or pass allow_input_downcast=True"
             )
-        if not isinstance(data, (_pybool, int, float, complex)):
+        if not isinstance(data, (_pybool, int, float, _pycomplex)):
             raise TypeError(f"{self!r} cannot convert {data!r} ({type(data).__name__}) to a scalar")
         if allow_downcast is None and isinstance(data, float) and self.dtype == config.floatX:
             return np_type(data)
@@ -313,7 +314,7 @@ _scalar_types: dict = {}
 def constant(x, name=None, dtype=None) -> ScalarConstant:
     """A ScalarConstant; Python numbers get their weak (smallest exact) dtype."""
     if dtype is None:
-        if isinstance(x, (_pybool, int, float, complex)) and not isinstance(x, np.generic):
+        if isinstance(x, (_pybool, int, float, _pycomplex)) and not isinstance(x, np.generic):
             dtype = python_scalar_dtype(x)
         else:
             dtype = np.asarray(x).dtype.name
@@ -355,6 +356,40 @@ int8, int16, int32, int64 = (get_scalar_type(d) for d in int_dtypes)
 uint8, uint16, uint32, uint64 = (get_scalar_type(d) for d in uint_dtypes)
 float16, float32, float64 = (get_scalar_type(d) for d in float_dtypes)
 complex64, complex128 = (get_scalar_type(d) for d in complex_dtypes)
+
+
+int_types = (int8, int16, int32, int64)
+uint_types = (uint8, uint16, uint32, uint64)
+float_types = (float16, float32, float64)
+complex_types = (complex64, complex128)
+integer_types = int_types + uint_types
+discrete_types = (bool, *integer_types)
+continuous_types = float_types + complex_types
+all_types = discrete_types + continuous_types
+
+
+class ComplexError(NotImplementedError):
+    """An operation (usually a gradient) is not defined for complex numbers."""
+
+
+def _variables_of(type_):
+    """``f('xyz')`` -> three variables of ``type_`` named x, y, z; ``f('x')`` -> one."""
+
+    def make(*names):
+        if len(names) == 1 and isinstance(names[0], str):
+            names = names[0]
+            if len(names) == 1:
+                return type_(names)
+        return [type_(n) for n in names]
+
+    return make
+
+
+ints = _variables_of(int64)
+floats = _variables_of(float64)
+complexs = _variables_of(complex128)
+complexs64 = _variables_of(complex64)
+complexs128 = _variables_of(complex128)
 
 
 def float_scalar(name=None):
@@ -536,9 +571,12 @@ __all__ = [
     "Identity", "Cast", "Clip", "cast",
     "add", "sub", "mul", "true_div", "int_div", "floor_div", "mod", "pow", "neg", "maximum",
     "minimum", "lt", "le", "gt", "ge", "eq", "neq", "and_", "or_", "xor", "invert", "switch",
-    "second", "identity", "clip",
+    "second", "identity", "clip", "IsNan", "IsInf", "isnan", "isinf",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "complex64", "complex128", "float_scalar",
+    "int_types", "uint_types", "float_types", "complex_types", "integer_types", "discrete_types",
+    "continuous_types", "all_types", "ComplexError", "ints", "floats", "complexs", "complexs64",
+    "complexs128",
     "all_dtypes", "discrete_dtypes", "continuous_dtypes", "float_dtypes", "integer_dtypes",
     "int_dtypes", "uint_dtypes", "complex_dtypes", "bool_dtypes",
     *_smath.__all__,

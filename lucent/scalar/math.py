@@ -170,6 +170,82 @@ class ArcTan(FloatUnaryOp):
         return reciprocal(_c(1, x) + x * x)
 
 
+class ArcSin(FloatUnaryOp):
+    name = "arcsin"
+    ufunc = np.arcsin
+
+    def derivative(self, x, out):
+        return reciprocal(sqrt(_c(1, x) - x * x))
+
+
+class ArcCos(FloatUnaryOp):
+    name = "arccos"
+    ufunc = np.arccos
+
+    def derivative(self, x, out):
+        return neg(reciprocal(sqrt(_c(1, x) - x * x)))
+
+
+class Sinh(FloatUnaryOp):
+    name = "sinh"
+    ufunc = np.sinh
+
+    def derivative(self, x, out):
+        return cosh(x)
+
+
+class Cosh(FloatUnaryOp):
+    name = "cosh"
+    ufunc = np.cosh
+
+    def derivative(self, x, out):
+        return sinh(x)
+
+
+class ArcSinh(FloatUnaryOp):
+    name = "arcsinh"
+    ufunc = np.arcsinh
+
+    def derivative(self, x, out):
+        return reciprocal(sqrt(x * x + _c(1, x)))
+
+
+class ArcCosh(FloatUnaryOp):
+    name = "arccosh"
+    ufunc = np.arccosh
+
+    def derivative(self, x, out):
+        return reciprocal(sqrt(x * x - _c(1, x)))
+
+
+class ArcTanh(FloatUnaryOp):
+    name = "arctanh"
+    ufunc = np.arctanh
+
+    def derivative(self, x, out):
+        return reciprocal(_c(1, x) - x * x)
+
+
+class ArcTan2(_b.BinaryScalarOp):
+    """``arctan2(y, x)``: the angle of the point ``(x, y)``, in ``[-pi, pi]``."""
+
+    name = "arctan2"
+    output_types_preference = staticmethod(upgrade_to_float_no_complex)
+    compute_in_output_dtype = True
+
+    def impl(self, y, x):
+        return np.arctan2(y, x)
+
+    def L_op(self, inputs, outputs, output_grads):
+        (y, x), (gz,) = inputs, output_grads
+        if outputs[0].type.dtype not in continuous_dtypes:
+            return [_zero_like_float(y), _zero_like_float(x)]
+        r2 = x * x + y * y
+        gy = gz * x / r2 if y.type.dtype in continuous_dtypes else _zero_like_float(y)
+        gx = neg(gz) * y / r2 if x.type.dtype in continuous_dtypes else _zero_like_float(x)
+        return [gy, gx]
+
+
 class Sigmoid(FloatUnaryOp):
     """``1 / (1 + exp(-x))`` computed without overflow for large ``|x|``."""
 
@@ -238,6 +314,37 @@ class RoundHalfToEven(_Piecewise):
         return "roundhalftoeven"
 
 
+class Trunc(_Piecewise):
+    """Round towards zero (``np.trunc``); integers become floats, as ``floor`` does."""
+
+    name = "trunc"
+    ufunc = np.trunc
+    output_types_preference = staticmethod(upgrade_to_float_no_complex)
+    compute_in_output_dtype = True
+
+
+class RoundHalfAwayFromZero(_Piecewise):
+    """Round to nearest, ties away from zero (C's ``round``); integers are unchanged.
+
+    Computed as ``trunc(x)`` plus a signed step when the dropped fraction is
+    at least one half: exact for every float, unlike ``floor(x + 0.5)``,
+    which rounds ``0.49999999999999994`` up.
+    """
+
+    name = "round_half_away_from_zero"
+    output_types_preference = staticmethod(same_out)
+
+    def impl(self, x):
+        if np.asarray(x).dtype.kind not in "fc":
+            return x
+        t = np.trunc(x)
+        frac = np.abs(np.asarray(x) - t)
+        return np.where(frac >= 0.5, t + np.sign(x), t).astype(np.asarray(x).dtype, copy=False)
+
+    def __str__(self):
+        return "roundhalfawayfromzero"
+
+
 class Sign(_Piecewise):
     name = "sign"
     ufunc = np.sign
@@ -291,6 +398,16 @@ cos = Cos(name="cos")
 tan = Tan(name="tan")
 tanh = Tanh(name="tanh")
 arctan = ArcTan(name="arctan")
+arcsin = ArcSin(name="arcsin")
+arccos = ArcCos(name="arccos")
+arctan2 = ArcTan2(name="arctan2")
+sinh = Sinh(name="sinh")
+cosh = Cosh(name="cosh")
+arcsinh = ArcSinh(name="arcsinh")
+arccosh = ArcCosh(name="arccosh")
+arctanh = ArcTanh(name="arctanh")
+trunc = Trunc(name="trunc")
+round_half_away_from_zero = RoundHalfAwayFromZero(name="round_half_away_from_zero")
 sigmoid = Sigmoid(name="sigmoid")
 softplus = Softplus(name="softplus")
 floor = Floor(name="floor")
@@ -303,8 +420,20 @@ abs = abs_  # noqa: A001 - PyTensor's name
 __all__ = [
     "FloatUnaryOp", "Exp", "Exp2", "Expm1", "Log", "Log2", "Log10", "Log1p", "Sqrt", "Sqr",
     "Reciprocal", "Sin", "Cos", "Tan", "Tanh", "ArcTan", "Sigmoid", "Softplus", "Floor", "Ceil",
-    "RoundHalfToEven", "Sign", "Abs",
+    "RoundHalfToEven", "Sign", "Abs", "ArcSin", "ArcCos", "ArcTan2", "Sinh", "Cosh", "ArcSinh",
+    "ArcCosh", "ArcTanh", "Trunc", "RoundHalfAwayFromZero",
+    "arcsin", "arccos", "arctan2", "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "trunc",
+    "round_half_away_from_zero",
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sqr", "reciprocal", "sin",
     "cos", "tan", "tanh", "arctan", "sigmoid", "softplus", "floor", "ceil", "round_half_to_even",
     "sign", "abs_", "abs",
 ]
+
+
+# PyTensor keeps the special functions of statistics in ``scalar.math`` too.
+from lucent.scalar.special import *  # noqa: E402,F401,F403
+from lucent.scalar import special as _special  # noqa: E402
+from lucent.scalar.complex import *  # noqa: E402,F401,F403
+from lucent.scalar import complex as _complex  # noqa: E402
+
+__all__ += _special.__all__ + _complex.__all__

@@ -63,6 +63,51 @@ round_half_to_even = Elemwise(ps.round_half_to_even)
 sigmoid = Elemwise(ps.sigmoid)
 expit = sigmoid
 softplus = Elemwise(ps.softplus)
+arcsin = Elemwise(ps.arcsin)
+arccos = Elemwise(ps.arccos)
+arctan2 = Elemwise(ps.arctan2)
+sinh = Elemwise(ps.sinh)
+cosh = Elemwise(ps.cosh)
+arcsinh = Elemwise(ps.arcsinh)
+arccosh = Elemwise(ps.arccosh)
+arctanh = Elemwise(ps.arctanh)
+trunc = Elemwise(ps.trunc)
+round_half_away_from_zero = Elemwise(ps.round_half_away_from_zero)
+real = Elemwise(ps.real)
+imag = Elemwise(ps.imag)
+complex = Elemwise(ps.complex)  # noqa: A001 - PyTensor's name
+_conj = Elemwise(ps.conj)
+erf = Elemwise(ps.erf)
+erfc = Elemwise(ps.erfc)
+erfcx = Elemwise(ps.erfcx)
+erfinv = Elemwise(ps.erfinv)
+erfcinv = Elemwise(ps.erfcinv)
+ndtri_exp = Elemwise(ps.ndtri_exp)
+owens_t = Elemwise(ps.owens_t)
+gamma = Elemwise(ps.gamma)
+gammaln = Elemwise(ps.gammaln)
+psi = Elemwise(ps.psi)
+digamma = psi
+tri_gamma = Elemwise(ps.tri_gamma)
+polygamma = Elemwise(ps.polygamma)
+gammainc = Elemwise(ps.gammainc)
+gammaincc = Elemwise(ps.gammaincc)
+gammaincinv = Elemwise(ps.gammaincinv)
+gammainccinv = Elemwise(ps.gammainccinv)
+j0 = Elemwise(ps.j0)
+j1 = Elemwise(ps.j1)
+jv = Elemwise(ps.jv)
+i0 = Elemwise(ps.i0)
+i1 = Elemwise(ps.i1)
+ive = Elemwise(ps.ive)
+kve = Elemwise(ps.kve)
+log1mexp = Elemwise(ps.log1mexp)
+log1pexp = softplus
+betainc = Elemwise(ps.betainc)
+betaincinv = Elemwise(ps.betaincinv)
+hyp2f1 = Elemwise(ps.hyp2f1)
+_xlogy = Elemwise(ps.xlogy)
+_xlog1py = Elemwise(ps.xlog1py)
 maximum = Elemwise(ps.maximum)
 minimum = Elemwise(ps.minimum)
 lt = Elemwise(ps.lt)
@@ -84,10 +129,17 @@ fill = second
 
 
 def round(a, mode=None):  # noqa: A001
-    """Round to the nearest integer, ties to even (NumPy's rule)."""
-    if mode not in (None, "half_to_even"):
-        raise ValueError(f"round: only mode='half_to_even' is supported, got {mode!r}")
-    return round_half_to_even(a)
+    """Round to the nearest integer: ties to even (NumPy's rule, the default) or away from zero."""
+    if mode is None or mode == "half_to_even":
+        return round_half_to_even(a)
+    if mode == "half_away_from_zero":
+        return round_half_away_from_zero(a)
+    raise ValueError(f"round: mode must be 'half_to_even' or 'half_away_from_zero', got {mode!r}")
+
+
+def iround(a, mode=None):
+    """``round(a, mode)`` cast to int64."""
+    return cast(round(a, mode), "int64")
 
 
 def where(cond, x, y):
@@ -462,6 +514,223 @@ def ptp(a, axis=None):
     return max(a, axis=axis) - min(a, axis=axis)
 
 
+
+# --- predicates and comparisons of floats ------------------------------------------
+_isnan = Elemwise(ps.isnan)
+_isinf = Elemwise(ps.isinf)
+
+
+def _bool_like(a, value):
+    return second(a, constant(np.asarray(value, dtype="bool")))
+
+
+def isnan(a):
+    """Where ``a`` is NaN (bool); integers and bools are never NaN."""
+    a = as_tensor_variable(a)
+    return _bool_like(a, False) if a.type.dtype in discrete_dtypes else _isnan(a)
+
+
+def isinf(a):
+    """Where ``a`` is +inf or -inf (bool); integers and bools are never infinite."""
+    a = as_tensor_variable(a)
+    return _bool_like(a, False) if a.type.dtype in discrete_dtypes else _isinf(a)
+
+
+def isfinite(a):
+    """Where ``a`` is neither NaN nor infinite (bool)."""
+    a = as_tensor_variable(a)
+    if a.type.dtype in discrete_dtypes:
+        return _bool_like(a, True)
+    return and_(invert(_isnan(a)), invert(_isinf(a)))
+
+
+def isposinf(x):
+    return eq(x, np.inf)
+
+
+def isneginf(x):
+    return eq(x, -np.inf)
+
+
+def isclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
+    """NumPy's ``isclose``: ``|a - b| <= atol + rtol * |b|``, infinities equal only to themselves."""
+    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    close = le(abs(sub(a, b)), add(atol, mul(rtol, abs(b))))
+    a_inf, b_inf = isinf(a), isinf(b)
+    finite = invert(or_(or_(isnan(a), isnan(b)), or_(a_inf, b_inf)))
+    out = or_(and_(close, finite), and_(and_(a_inf, b_inf), eq(a, b)))
+    if equal_nan:
+        out = or_(out, and_(isnan(a), isnan(b)))
+    return out
+
+
+def allclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
+    """Whether every element of ``a`` is close to ``b`` (see ``isclose``)."""
+    return all(isclose(a, b, rtol, atol, equal_nan))
+
+
+# --- angles, complex numbers -----------------------------------------------------------
+def deg2rad(x):
+    """Degrees to radians."""
+    x = as_tensor_variable(x)
+    return mul(x, constant(np.asarray(np.pi / 180, dtype=_float_dtype(x))))
+
+
+def rad2deg(x):
+    """Radians to degrees."""
+    x = as_tensor_variable(x)
+    return mul(x, constant(np.asarray(180 / np.pi, dtype=_float_dtype(x))))
+
+
+def _float_dtype(x):
+    (t,) = ps.upgrade_to_float(ps.get_scalar_type(x.type.dtype))
+    return "float64" if t.dtype in ("complex128",) else ("float32" if t.dtype == "complex64" else t.dtype)
+
+
+def angle(z):
+    """The argument of a complex number (``arctan2(imag(z), real(z))``)."""
+    z = as_tensor_variable(z)
+    return arctan2(imag(z), real(z))
+
+
+def conjugate(x):
+    """Complex conjugate; real tensors are returned unchanged."""
+    x = as_tensor_variable(x)
+    if x.type.dtype not in ("complex64", "complex128"):
+        return x
+    return _conj(x)
+
+
+conj = conjugate
+
+
+def complex_from_polar(abs, angle):  # noqa: A002 - PyTensor's signature
+    """Deprecated: ``complex(abs * cos(angle), abs * sin(angle))``."""
+    import warnings
+
+    warnings.warn(
+        "complex_from_polar is deprecated; use complex(abs * cos(angle), abs * sin(angle)) instead",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return complex(mul(abs, cos(angle)), mul(abs, sin(angle)))
+
+
+# --- functions derived from the special ops ----------------------------------------------
+def gammau(k, x):
+    """Upper incomplete gamma function (not regularized): ``gammaincc(k, x) * gamma(k)``."""
+    return mul(gammaincc(k, x), gamma(k))
+
+
+def gammal(k, x):
+    """Lower incomplete gamma function (not regularized): ``gammainc(k, x) * gamma(k)``."""
+    return mul(gammainc(k, x), gamma(k))
+
+
+def chi2sf(x, k):
+    """Deprecated survival function of the chi-squared distribution."""
+    import warnings
+
+    warnings.warn("chi2sf is deprecated. Use `gammaincc(k / 2, x / 2)` instead", FutureWarning, stacklevel=2)
+    return gammaincc(true_div(k, 2), true_div(x, 2))
+
+
+def iv(v, x):
+    """Modified Bessel function of the first kind, as ``ive(v, x) * exp(|x|)``."""
+    return mul(ive(v, x), exp(abs(x)))
+
+
+def kv(v, x):
+    """Modified Bessel function of the second kind, as ``kve(v, x) * exp(-x)``."""
+    return mul(kve(v, x), exp(neg(x)))
+
+
+def kn(n, x):
+    """``kv`` of integer order."""
+    return kv(n, x)
+
+
+# --- integer division helpers ---------------------------------------------------------------
+def divmod(x, y):  # noqa: A001
+    """``(floor_div(x, y), mod(x, y))``, like Python's ``divmod``."""
+    return floor_div(x, y), mod(x, y)
+
+
+def ceil_intdiv(a, b):
+    """``ceil(a / b)`` for integers, without going through floats."""
+    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    div = int_div(a, b)
+    rem = neq(mod(a, b), 0)
+    return add(div, cast(rem, div.type.dtype))
+
+
+def power(x, y):
+    return pow(x, y)
+
+
+def smallest(*args):
+    """Element-wise minimum of the arguments."""
+    if len(args) < 1:
+        raise ValueError("smallest needs at least one argument")
+    out = as_tensor_variable(args[0])
+    for a in args[1:]:
+        out = minimum(out, a)
+    return out
+
+
+def largest(*args):
+    """Element-wise maximum of the arguments."""
+    if len(args) < 1:
+        raise ValueError("largest needs at least one argument")
+    out = as_tensor_variable(args[0])
+    for a in args[1:]:
+        out = maximum(out, a)
+    return out
+
+
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+    """NumPy's ``nan_to_num``: NaN and infinities replaced by finite numbers."""
+    x = as_tensor_variable(x)
+    if x.type.dtype in discrete_dtypes:
+        return x
+    info = np.finfo(x.type.dtype)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    x = switch(_isnan(x), nan, x)
+    x = switch(isposinf(x), posinf, x)
+    return switch(isneginf(x), neginf, x)
+
+
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+    """Covariance matrix of the rows (``rowvar``) or columns of ``m``, like ``numpy.cov``."""
+    from lucent.tensor.basic import concatenate
+
+    if fweights is not None:
+        raise NotImplementedError("cov: fweights are not implemented")
+    if aweights is not None:
+        raise NotImplementedError("cov: aweights are not implemented")
+    m = as_tensor_variable(m)
+    if m.type.ndim == 1:
+        m = m.dimshuffle("x", 0)
+    elif not rowvar:
+        m = m.T
+    if y is not None:
+        y = as_tensor_variable(y)
+        if y.type.ndim == 1:
+            y = y.dimshuffle("x", 0)
+        elif not rowvar:
+            y = y.T
+        m = concatenate([m, y], axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    if m.type.dtype not in continuous_dtypes:
+        m = cast(m, "float64")
+    fact = sub(m.shape[1], ddof)
+    d = sub(m, mean(m, axis=1, keepdims=True))
+    c = true_div(dot(d, d.T), cast(fact, m.type.dtype))
+    keep = tuple(i for i, n in enumerate(c.type.shape) if n != 1)
+    return DimShuffle(2, keep)(c) if len(keep) < 2 else c
+
 __all__ = [
     "max_and_argmax",
     "ptp",
@@ -474,4 +743,14 @@ __all__ = [
     "sum", "prod", "mean", "var", "std", "max", "min", "all", "any", "argmax", "argmin",
     "dot", "matmul", "outer", "Dot", "MatMul", "Argmax", "Argmin", "ReducedSize",
     "Sum", "Prod", "Max", "Min", "All", "Any", "CAReduce",
+    "iround", "arcsin", "arccos", "arctan2", "sinh", "cosh", "arcsinh", "arccosh", "arctanh",
+    "trunc", "round_half_away_from_zero", "real", "imag", "complex", "angle", "conj", "conjugate",
+    "complex_from_polar", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isclose",
+    "allclose", "deg2rad", "rad2deg", "erf", "erfc", "erfcx", "erfinv", "erfcinv", "ndtri_exp",
+    "owens_t", "gamma", "gammaln", "psi", "digamma", "tri_gamma", "polygamma", "gammainc",
+    "gammaincc", "gammaincinv", "gammainccinv", "gammau", "gammal", "chi2sf", "j0", "j1", "jv",
+    "i0", "i1", "iv", "ive", "kv", "kve", "kn", "log1mexp", "log1pexp", "betainc", "betaincinv",
+    "hyp2f1", "divmod", "ceil_intdiv", "power", "smallest", "largest", "nan_to_num", "cov",
 ]
+
+from lucent.tensor.einsum import tensordot  # noqa: E402,F401  (a graph of dot and reshapes)

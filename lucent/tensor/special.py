@@ -130,4 +130,77 @@ def logsumexp(x, axis=None, keepdims=False):
     return out
 
 
-__all__ = ["Softmax", "LogSoftmax", "softmax", "log_softmax", "logsumexp"]
+def logaddexp(*xs):
+    """``log(exp(x0) + exp(x1) + ...)`` of broadcastable inputs, stable for large arguments.
+
+    The largest input is factored out (and treated as 0 when it is infinite,
+    so ``-inf`` inputs give ``-inf`` rather than NaN).
+    """
+    from lucent.tensor import math as tm
+
+    if not xs:
+        raise ValueError("logaddexp needs at least one input")
+    xs = [as_tensor_variable(x) for x in xs]
+    m = xs[0]
+    for x in xs[1:]:
+        m = tm.maximum(m, x)
+    m = tm.switch(tm.isinf(m), 0.0, m)
+    total = tm.exp(tm.sub(xs[0], m))
+    for x in xs[1:]:
+        total = tm.add(total, tm.exp(tm.sub(x, m)))
+    return tm.add(tm.log(total), m)
+
+
+def poch(z, m):
+    """Pochhammer symbol (rising factorial) ``gamma(z + m) / gamma(z)``."""
+    from lucent.tensor import math as tm
+
+    return tm.true_div(tm.gamma(tm.add(z, m)), tm.gamma(z))
+
+
+def factorial(n):
+    """``n!`` as ``gamma(n + 1)`` (defined for real ``n``)."""
+    from lucent.tensor import math as tm
+
+    return tm.gamma(tm.add(n, 1))
+
+
+def logit(x):
+    """Inverse of the sigmoid: ``log(x / (1 - x))``."""
+    from lucent.tensor import math as tm
+
+    return tm.log(tm.true_div(x, tm.sub(1, x)))
+
+
+def beta(a, b):
+    """Beta function ``gamma(a) gamma(b) / gamma(a + b)``."""
+    from lucent.tensor import math as tm
+
+    return tm.true_div(tm.mul(tm.gamma(a), tm.gamma(b)), tm.gamma(tm.add(a, b)))
+
+
+def betaln(a, b):
+    """Logarithm of the beta function, from ``gammaln`` (no overflow)."""
+    from lucent.tensor import math as tm
+
+    return tm.sub(tm.add(tm.gammaln(a), tm.gammaln(b)), tm.gammaln(tm.add(a, b)))
+
+
+def xlogy(x, y):
+    """``x * log(y)``, 0 where ``x == 0`` (as ``scipy.special.xlogy``)."""
+    from lucent.tensor import math as tm
+
+    return tm._xlogy(x, y)
+
+
+def xlog1py(x, y):
+    """``x * log1p(y)``, 0 where ``x == 0`` (as ``scipy.special.xlog1py``)."""
+    from lucent.tensor import math as tm
+
+    return tm._xlog1py(x, y)
+
+
+__all__ = [
+    "Softmax", "LogSoftmax", "softmax", "log_softmax", "logsumexp", "logaddexp", "poch",
+    "factorial", "logit", "beta", "betaln", "xlogy", "xlog1py",
+]

@@ -79,3 +79,57 @@ def test_logsumexp_values_and_grad_is_softmax():
             np.testing.assert_allclose(got, np_lse(xv, axis, keepdims))
     g = run(grad(logsumexp(x), x), {x: xv})
     np.testing.assert_allclose(g, np_softmax(xv, None))
+
+
+# --- special-function helpers and stabilisation of their logarithms ---------------
+def test_special_helpers_vs_scipy():
+    import scipy.special as sp
+
+    from lucent.tensor.special import beta, betaln, factorial, logaddexp, logit, poch, xlog1py, xlogy
+
+    x, y = lt.dvectors("x", "y")
+    xv, yv = np.array([0.0, 0.2, 1.5, 3.0]), np.array([0.5, 2.0, 0.7, 4.0])
+    got = run([logaddexp(x, y, -x), logit(x / 4), beta(x + 1, y), betaln(x + 1, y), poch(y, x), factorial(y),
+               xlogy(x, y), xlog1py(x, y)], {x: xv, y: yv})
+    expected = [np.logaddexp(np.logaddexp(xv, yv), -xv), sp.logit(xv / 4), sp.beta(xv + 1, yv),
+                sp.betaln(xv + 1, yv), sp.poch(yv, xv), sp.gamma(yv + 1), sp.xlogy(xv, yv), sp.xlog1py(xv, yv)]
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-12)
+
+
+def test_logaddexp_infinities():
+    from lucent.tensor.special import logaddexp
+
+    x, y = lt.dvectors("x", "y")
+    got = run(logaddexp(x, y), {x: np.array([-np.inf, np.inf, 800.0]), y: np.array([-np.inf, 1.0, 800.0])})
+    np.testing.assert_allclose(got, [-np.inf, np.inf, 800 + np.log(2)])
+
+
+def test_log_special_stabilised(lucent_mode):
+    """The naive forms overflow; the rewritten graphs give the true values."""
+    import scipy.special as sp
+
+    if lucent_mode != "FAST_RUN":
+        pytest.skip("the stabilize rewrites run in FAST_RUN")
+    import lucent
+
+    x, y = lt.dvectors("x", "y")
+    xv = np.array([-2.0, 0.5, 30.0, 200.0, 800.0])
+    outs = [lt.log(lt.erfc(x)), lt.log1p(-lt.exp(-x - 1e-30)), lt.log(1 - lt.exp(-abs(x))),
+            lt.log(-lt.expm1(-abs(x))), lt.log(1 - lt.sigmoid(x)), lt.log(lt.gamma(x)),
+            lt.log(lt.exp(x) + lt.exp(y))]
+    f = lucent.function([x, y], outs, mode="FAST_RUN")
+    got = f(xv, xv - 1)
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(got[0], np.log(sp.erfcx(xv)) - xv**2, rtol=1e-12)
+        lme = np.where(-abs(xv) < np.log(0.5), np.log1p(-np.exp(-abs(xv))), np.log(-np.expm1(-abs(xv))))
+        np.testing.assert_allclose(got[2], lme, rtol=1e-12)
+        np.testing.assert_allclose(got[3], lme, rtol=1e-12)
+        np.testing.assert_allclose(got[4], -np.logaddexp(0, xv), rtol=1e-12)
+        np.testing.assert_allclose(got[5], np.where(sp.gamma(xv) >= 0, sp.gammaln(xv), np.nan), rtol=1e-12)
+        np.testing.assert_allclose(got[6], np.logaddexp(xv, xv - 1), rtol=1e-12)
+    assert np.isfinite(got[1][1:]).all()  # log1p(-exp(2)) is NaN
+    names = {type(n.op.scalar_op).__name__ for n in f.maker.fgraph.apply_nodes if hasattr(n.op, "scalar_op")}
+    names |= {type(i.op).__name__ for n in f.maker.fgraph.apply_nodes
+              for i in getattr(getattr(n.op, "scalar_op", None), "nodes", [])}
+    assert {"Erfcx", "Log1mexp", "GammaLn"} <= names, names

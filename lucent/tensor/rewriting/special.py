@@ -27,6 +27,11 @@ Three rewrites in the ``stabilize`` stage repair both:
 Together they turn the softmax gradient of the cross-entropy into the stable
 form ``g - softmax(x) * sum(g)`` (``g`` the gradient with respect to
 ``log(softmax(x))``), and the cost into one using ``log_softmax``.
+
+The last section stabilises logarithms of special functions:
+``log1p(-exp(x))`` -> ``log1mexp(x)``, ``log(erfc(x))`` through ``erfcx``,
+``log(gamma(x))`` -> ``gammaln(x)`` and ``log(exp(a) + exp(b))`` ->
+``logaddexp(a, b)``.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ from lucent.tensor.rewriting.stabilize import (
     build_sum,
     fit_type,
     is_elemwise,
+    negated,
+    removes_overflow,
     typed_constant,
 )
 from lucent.tensor.special import LogSoftmax, Softmax
@@ -82,7 +89,7 @@ def local_log_softmax(fgraph, node):
         new = tm.cast(new, v.type.dtype)
     for w in reversed(wrappers):
         new = w.op(new, *w.inputs[1:])
-    return [fit_type(new, node.outputs[0])]
+    return [removes_overflow(fit_type(new, node.outputs[0]))]
 
 
 # ---------------------------------------------------------------------------
@@ -179,7 +186,7 @@ def local_mul_cancel_reciprocal(fgraph, node):
         return None
     s, rest = found
     new = _keep_nan_of_argument(s, build_product(sign, rest, out), out)
-    return [fit_type(new, out, s)]
+    return [removes_overflow(fit_type(new, out, s))]
 
 
 def _keep_nan_of_argument(s, cancelled, out):
@@ -242,7 +249,7 @@ def local_mul_distribute_softmax(fgraph, node):
             continue
         new_terms = [(sgn, tm.mul(t, *others)) for sgn, t in terms]
         new = build_sum(new_terms, out)
-        return [fit_type(new, out, *others)]
+        return [removes_overflow(fit_type(new, out, *others))]
     return None
 
 
@@ -253,3 +260,108 @@ __all__ = [
     "mul_factors",
     "build_product",
 ]
+
+
+# ---------------------------------------------------------------------------
+# Logarithms of special functions
+# ---------------------------------------------------------------------------
+def _arg_of(var, cls):
+    """The argument of ``var`` if it is ``Elemwise(cls)(x)``, else None."""
+    return var.owner.inputs[0] if is_elemwise(var, cls) else None
+
+
+@register_stabilize
+@node_rewriter([Elemwise])
+def local_log1mexp(fgraph, node):
+    """``log1p(-exp(x))`` and ``log(-expm1(x))`` -> ``log1mexp(x)``.
+
+    ``log1p(-exp(x))`` loses all digits as ``x`` approaches 0 from below
+    (``exp(x)`` rounds to 1) and ``log(-expm1(x))`` loses them for very
+    negative ``x`` (``expm1(x)`` rounds to -1); ``log1mexp`` switches
+    between the two at ``log(1/2)``. (``log(1 - exp(x))`` reaches the first
+    form through ``local_log1p``.)
+    """
+    scalar_op = node.op.scalar_op
+    out = node.outputs[0]
+    if isinstance(scalar_op, ps.Log1p):
+        inner = negated(node.inputs[0])
+        x = _arg_of(inner, ps.Exp) if inner is not None else None
+    elif isinstance(scalar_op, ps.Log):
+        inner = negated(node.inputs[0])
+        x = _arg_of(inner, ps.Expm1) if inner is not None else None
+    else:
+        return None
+    if x is None:
+        return None
+    return [removes_overflow(fit_type(tm.log1mexp(x), out))]
+
+
+@register_stabilize
+@node_rewriter([Elemwise])
+def local_log_erfc(fgraph, node):
+    """``log(erfc(x))`` -> ``log(erfcx(x)) - x**2`` for ``x > 0``.
+
+    ``erfc(x)`` underflows to 0 near ``x = 27`` (``log`` then gives
+    ``-inf``), while ``erfcx(x) = exp(x**2) erfc(x)`` stays near
+    ``1 / (x sqrt(pi))``: the identity is exact, so the result is finite for
+    every positive ``x``. For ``x <= 0`` (where ``erfcx`` overflows) it is
+    ``log1p(erf(-x))``, since ``erfc(x) = 1 + erf(-x)``.
+    """
+    if not isinstance(node.op.scalar_op, ps.Log):
+        return None
+    x = _arg_of(node.inputs[0], ps.Erfc)
+    if x is None:
+        return None
+    out = node.outputs[0]
+    stable = tm.sub(tm.log(tm.erfcx(x)), tm.sqr(x))
+    # erfc(x) = 1 + erf(-x) for x <= 0 (in [1, 2]: no cancellation).
+    new = tm.switch(tm.gt(x, 0), stable, tm.log1p(tm.erf(tm.neg(x))))
+    return [removes_overflow(fit_type(new, out))]
+
+
+@register_stabilize
+@node_rewriter([Elemwise])
+def local_log_gamma(fgraph, node):
+    """``log(gamma(x))`` -> ``gammaln(x)`` where ``gamma(x) > 0``.
+
+    ``gamma`` overflows past ``x = 171.6``, ``gammaln`` does not. ``gammaln``
+    is ``log(|gamma(x)|)``, so it is used where ``gamma(x) >= 0`` and NaN is
+    kept where ``gamma`` is negative, as ``log`` gives.
+    """
+    if not isinstance(node.op.scalar_op, ps.Log):
+        return None
+    x = _arg_of(node.inputs[0], ps.Gamma)
+    if x is None:
+        return None
+    out = node.outputs[0]
+    # log(gamma(x)) is log|gamma(x)| where gamma(x) >= 0 and NaN where it is
+    # negative or NaN; for x > 0 gamma is positive (its overflow is harmless).
+    new = tm.switch(tm.ge(node.inputs[0], 0), tm.gammaln(x), np.nan)
+    return [removes_overflow(fit_type(new, out))]
+
+
+def _max_shifted(var):
+    """Whether ``var`` is ``x - switch(...)``: an argument shifted by ``logaddexp``'s guarded max."""
+    return is_elemwise(var, ps.Sub) and is_elemwise(var.owner.inputs[1], ps.Switch)
+
+
+@register_stabilize
+@node_rewriter([Elemwise])
+def local_log_add_exp(fgraph, node):
+    """``log(exp(a) + exp(b) + ...)`` -> ``logaddexp(a, b, ...)``.
+
+    The naive sum overflows once any argument passes about 709 (float64);
+    ``logaddexp`` factors the largest argument out first.
+    """
+    if not isinstance(node.op.scalar_op, ps.Log):
+        return None
+    terms = add_terms(node.inputs[0])
+    if terms is None or len(terms) < 2 or any(s < 0 or not is_elemwise(t, ps.Exp) for s, t in terms):
+        return None
+    if all(_max_shifted(t.owner.inputs[0]) for _, t in terms):
+        return None  # already the inside of a stable logaddexp
+    from lucent.tensor.special import logaddexp
+
+    out = node.outputs[0]
+    new = logaddexp(*[t.owner.inputs[0] for _, t in terms])
+    return [removes_overflow(fit_type(new, out, *[t for _, t in terms]))]

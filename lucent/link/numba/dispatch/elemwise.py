@@ -323,8 +323,9 @@ class ElemwiseCodegen:
 @numba_funcify.register(Elemwise, version=ELEMWISE_VERSION)
 def numba_funcify_Elemwise(op, node, **kwargs):
     """One fused loop for ``node`` (see the module docstring)."""
-    source = ElemwiseCodegen(op, node).source()
-    imports = HELPER_IMPORT + "from lucent.link.numba.dispatch.elemwise import conflicts\n"
+    codegen = ElemwiseCodegen(op, node)
+    source = codegen.source()
+    imports = HELPER_IMPORT + "from lucent.link.numba.dispatch.elemwise import conflicts\n" + codegen.prog.imports()
     return kernel_from_source(source, "elemwise_kernel", imports, **KERNEL_OPTIONS)
 
 

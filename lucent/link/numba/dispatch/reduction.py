@@ -217,7 +217,8 @@ class ReduceCodegen:
 
 
 def _compile(codegen):
-    return kernel_from_source(codegen.source(), "reduce_kernel", HELPER_IMPORT, **KERNEL_OPTIONS)
+    imports = HELPER_IMPORT + (codegen.prog.imports() if codegen.prog is not None else "")
+    return kernel_from_source(codegen.source(), "reduce_kernel", imports, **KERNEL_OPTIONS)
 
 
 @numba_funcify.register(CAReduce, version=REDUCTION_VERSION)

@@ -35,6 +35,7 @@ from lucent.link.numba.dispatch.basic import NoNumbaImplementation
 from lucent.scalar import basic as ps
 from lucent.scalar import math as sm
 from lucent.scalar.composite import Composite
+from lucent.scalar.special_grad import GammaIncDk
 from lucent.link.numba.dispatch import vecmath
 
 #: Bump when the generated text of any scalar template changes meaning.
@@ -62,12 +63,27 @@ _LIBM = {
     sm.Sqrt: "math.sqrt({})", sm.Sin: "math.sin({})", sm.Cos: "math.cos({})",
     sm.Tan: "math.tan({})", sm.Tanh: "math.tanh({})", sm.ArcTan: "math.atan({})",
     sm.Exp2: "math.pow(2.0, {})", sm.Reciprocal: "(1.0 / {})",
+    sm.ArcSin: "math.asin({})", sm.ArcCos: "math.acos({})", sm.Sinh: "math.sinh({})",
+    sm.Cosh: "math.cosh({})", sm.ArcSinh: "math.asinh({})", sm.ArcCosh: "math.acosh({})",
+    sm.ArcTanh: "math.atanh({})", sm.Trunc: "np.trunc({})",
     sm.Sigmoid: "(((1.0 if {0} >= 0.0 else math.exp({0})) / (1.0 + math.exp(-abs({0})))))",
     sm.Softplus: "((({0}) if {0} > 0.0 else 0.0) + math.log1p(math.exp(-abs({0}))))",
 }
 _VECTOR = {
     sm.Exp: "vexp", sm.Expm1: "vexpm1", sm.Log: "vlog", sm.Log1p: "vlog1p", sm.Sin: "vsin",
     sm.Cos: "vcos", sm.Tanh: "vtanh", sm.Sigmoid: "vsigmoid", sm.Softplus: "vsoftplus",
+}
+#: Functions of ``scipy_special`` (all float64 -> float64), by op class.
+_SCIPY = {
+    sm.Erf: "sp_erf", sm.Erfc: "sp_erfc", sm.Erfcx: "sp_erfcx", sm.Erfinv: "sp_erfinv",
+    sm.Erfcinv: "sp_erfcinv", sm.NdtriExp: "sp_ndtri_exp", sm.Owens_t: "sp_owens_t",
+    sm.Gamma: "sp_gamma", sm.GammaLn: "sp_gammaln", sm.Psi: "sp_psi", sm.TriGamma: "sp_tri_gamma",
+    sm.PolyGamma: "sp_polygamma", sm.GammaInc: "sp_gammainc", sm.GammaIncC: "sp_gammaincc",
+    sm.GammaIncInv: "sp_gammaincinv", sm.GammaIncCInv: "sp_gammainccinv", sm.J0: "sp_j0",
+    sm.J1: "sp_j1", sm.Jv: "sp_jv", sm.I0: "sp_i0", sm.I1: "sp_i1", sm.Ive: "sp_ive",
+    sm.Kve: "sp_kve", sm.Log1mexp: "sp_log1mexp", sm.BetaInc: "sp_betainc",
+    sm.BetaIncInv: "sp_betaincinv", sm.Hyp2F1: "sp_hyp2f1", GammaIncDk: "sp_gammainc_dk",
+    sm.XLogY: "sp_xlogy", sm.XLog1PY: "sp_xlog1py",
 }
 _COMPARE = {ps.LT: "<", ps.LE: "<=", ps.GT: ">", ps.GE: ">=", ps.EQ: "==", ps.NEQ: "!="}
 _BITWISE = {ps.AND: "&", ps.OR: "|", ps.XOR: "^"}
@@ -173,8 +189,34 @@ class ScalarProgram:
                 checks.append(f"{vecmath.RANGE_CHECKS[fn]}({cast(arg, dtype, 'float64')})")
         return checks
 
+    def imports(self):
+        """Import lines the body needs beyond ``VECMATH_IMPORT`` (SciPy's routines)."""
+        names = sorted({_SCIPY[type(sop)] for sop, _, _ in self._steps if type(sop) in _SCIPY})
+        if not names:
+            return ""
+        return (
+            f"# scipy_special v{_scipy_version()}\n"
+            f"from lucent.link.numba.dispatch.scipy_special import {', '.join(names)}\n"
+        )
+
     def uses_vector_math(self):
         return any(type(sop) in _VECTOR for sop, _, _ in self._steps)
+
+
+_SCIPY_HASH = []
+
+
+def _scipy_version():
+    """Hash of the files the SciPy-calling kernels inline (Numba's cache tracks only the kernel file)."""
+    if not _SCIPY_HASH:
+        from lucent.scalar import special_grad
+
+        digest = hashlib.sha256()
+        for path in (os.path.join(os.path.dirname(__file__), "scipy_special.py"), special_grad.__file__):
+            with open(path, "rb") as f:
+                digest.update(f.read())
+        _SCIPY_HASH.append(digest.hexdigest()[:16])
+    return _SCIPY_HASH[0]
 
 
 def _op_lines(op, args, results, fast):
@@ -255,7 +297,7 @@ def _expression(op, args, odt, fast):
         return _extremum(kind is ps.Maximum, a, b, odt)
     if kind is ps.Clip:
         x, lo, hi = to(odt)
-        return _extremum(False, _extremum(True, x, lo, odt), hi, odt)
+        return f"({lo} if {x} < {lo} else ({hi} if {x} > {hi} else {x}))"
     if kind is sm.Sqr:
         a = to(odt, 0)
         return f"({a} & {a})" if odt == "bool" else f"({a} * {a})"
@@ -271,6 +313,26 @@ def _expression(op, args, odt, fast):
         return f"np.rint({to(odt, 0)})" if _float(odt) else to(odt, 0)
     if kind in (sm.Floor, sm.Ceil):
         return f"np.{'floor' if kind is sm.Floor else 'ceil'}({to(odt, 0)})"
+    if kind in _SCIPY:
+        if not _float(odt):
+            raise NoNumbaImplementation(f"{op}: no Numba kernel for output dtype {odt}")
+        return f"{_SCIPY[kind]}({', '.join(to('float64'))})"
+    if kind is sm.ArcTan2:
+        y, x = to("float64")
+        return f"math.atan2({y}, {x})"
+    if kind is sm.RoundHalfAwayFromZero:
+        x = to(odt, 0)
+        if not _float(odt):
+            return x
+        return f"(np.trunc({x}) + (np.sign({x}) if abs({x} - np.trunc({x})) >= 0.5 else {literal(0, odt)}))"
+    if kind is ps.IsNan:
+        return f"({texts[0]} != {texts[0]})" if _float(dtypes[0]) else "False"
+    if kind is ps.IsInf:
+        return f"(abs({texts[0]}) == math.inf)" if _float(dtypes[0]) else "False"
+    if kind in (sm.Real, sm.Conj):
+        return to(odt, 0)
+    if kind is sm.Imag:
+        return literal(0, odt)
     if kind in _LIBM or kind in _VECTOR:
         # Float functions: computed in float64 (float32 results are rounded
         # once at the end, more accurate than float32 arithmetic).
@@ -318,7 +380,7 @@ def _register():
             f"np.{prog.output_dtypes[0]}({ret})" if len(outs) == 1 and prog.output_dtypes[0] != "bool" else ret
         )
         source = f"def scalar_kernel({', '.join(names)}):\n" + "\n".join(body + [f"    return {ret_typed}"])
-        return kernel_from_source(source, "scalar_kernel", VECMATH_IMPORT, error_model="numpy")
+        return kernel_from_source(source, "scalar_kernel", VECMATH_IMPORT + "\n" + prog.imports(), error_model="numpy")
 
 
 _register()
