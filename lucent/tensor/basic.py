@@ -29,7 +29,7 @@ from lucent.scalar.dtypes import (
     python_scalar_dtype,
     upcast,
 )
-from lucent.tensor.type import TensorType
+from lucent.tensor.type import TensorType, tensor  # noqa: F401  (PyTensor re-exports it here)
 from lucent.tensor.variable import TensorConstant, TensorValue, TensorVariable
 
 
@@ -645,6 +645,13 @@ from lucent.tensor.creation import (  # noqa: E402
     zeros_like,
 )
 from lucent.tensor.rearrange import mgrid, moveaxis, ogrid, stacklists, swapaxes  # noqa: E402
+from lucent.tensor.selection import *  # noqa: E402,F401,F403
+from lucent.tensor.selection import __all__ as _selection_all  # noqa: E402
+from lucent.tensor.diagonal import *  # noqa: E402,F401,F403
+from lucent.tensor.diagonal import __all__ as _diagonal_all  # noqa: E402
+from lucent.tensor.joining import *  # noqa: E402,F401,F403
+from lucent.tensor.joining import __all__ as _joining_all  # noqa: E402
+from lucent.tensor.shape import shape_padaxis, shape_padleft, shape_padright  # noqa: E402,F401
 
 def _transfer_to_cpu(var, target):
     """The ``"cpu"`` transfer target: lucent computes on the CPU, so moving
@@ -656,6 +663,20 @@ def _transfer_to_cpu(var, target):
 
 
 register_transfer(_transfer_to_cpu)
+
+
+def _register_vectorize_rules():
+    from lucent.graph.replace import _vectorize_node
+
+    @_vectorize_node.register(ScalarFromTensor)
+    def _vectorize_scalar_from_tensor(op, node, batch_t):
+        """A batch of scalars is a tensor: a batched input passes through unchanged."""
+        if batch_t.type.ndim == 0:
+            return op.make_node(batch_t)
+        return [batch_t]
+
+
+_register_vectorize_rules()
 
 
 __all__ = [
@@ -704,4 +725,6 @@ __all__ = [
     "zeros_like",
 ]
 
-__all__ += ["mgrid", "moveaxis", "ogrid", "stacklists", "swapaxes"]
+__all__ += ["mgrid", "moveaxis", "ogrid", "stacklists", "swapaxes", "matrix_transpose"]
+__all__ += [*_selection_all, *_diagonal_all, *_joining_all]
+__all__ = list(dict.fromkeys(__all__))

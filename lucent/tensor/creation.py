@@ -236,15 +236,19 @@ def full(shape, fill_value, dtype=None):
     return alloc(value, *_shape_entries(shape))
 
 
-def fill(model, value):
-    """``value`` broadcast to the shape of ``model`` (elementwise ``second``)."""
+def _second_op():
+    """``value`` broadcast to the shape of ``model``: ``second(model, value)``.
+
+    It is the ``Elemwise`` op itself (PyTensor's ``basic.second`` is one), so
+    graphs can be compared with ``node.op == second``.
+    """
     from lucent.scalar.basic import second as scalar_second
     from lucent.tensor.elemwise import Elemwise
 
-    return Elemwise(scalar_second)(model, value)
+    return Elemwise(scalar_second)
 
 
-second = fill
+second = fill = _second_op()
 
 
 def zeros_like(model, dtype=None, opt=False):

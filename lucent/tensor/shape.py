@@ -474,6 +474,14 @@ def _as_int64(s):
     return s
 
 
+def shape_tuple(x):
+    """The lengths of ``x`` as a tuple of 0-d int64 tensors: constants where the type knows them."""
+    x = as_tensor_variable(x)
+    return tuple(
+        constant(s, dtype="int64") if s is not None else shape(x)[d] for d, s in enumerate(x.type.shape)
+    )
+
+
 # --------------------------------------------------------------------------- #
 # Adding length-1 axes
 # --------------------------------------------------------------------------- #
@@ -518,6 +526,7 @@ __all__ = [
     "reshape",
     "shape",
     "shape_i",
+    "shape_tuple",
     "shape_padaxis",
     "shape_padleft",
     "shape_padright",

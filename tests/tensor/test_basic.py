@@ -244,3 +244,15 @@ def test_compiled_function_with_basic_ops():
     np.testing.assert_array_equal(c, [1, 2, 0, 0])
     assert n == 2
     assert isinstance(B.constant(1), Constant)
+
+
+def test_second_is_the_elemwise_op_and_scalar_from_tensor_vectorizes():
+    from lucent.graph.replace import vectorize_graph
+    from lucent.tensor import basic as tb
+    from lucent.tensor.elemwise import Elemwise
+
+    v = lt.dvector("v")
+    assert isinstance(tb.second, Elemwise) and tb.second(v, 1.0).owner.op == tb.second
+    s = lt.dscalar("s")
+    batched = vectorize_graph(tb.scalar_from_tensor(s), {s: v})
+    assert batched is v

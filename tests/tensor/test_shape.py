@@ -273,3 +273,13 @@ def test_shape_padleft_padright_padaxis():
     np.testing.assert_array_equal(out, data[:, None])
     with pytest.raises(IndexError):
         S.shape_padaxis(v, 2)
+
+
+def test_shape_tuple_uses_static_lengths():
+    from lucent.graph.basic import Constant
+    from lucent.tensor.shape import shape_tuple
+
+    x = lt.tensor("x", shape=(2, None))
+    first, second = shape_tuple(x)
+    assert isinstance(first, Constant) and int(first.data) == 2
+    assert second.eval({x: np.zeros((2, 5))}) == 5

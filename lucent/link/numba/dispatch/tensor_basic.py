@@ -1,6 +1,7 @@
 """Numba kernels of the small structural ops: joining, scalars, copies, creation, views.
 
-``Join``, ``TensorFromScalar``, ``ScalarFromTensor``, ``TensorCopy``,
+``Join``, ``TensorFromScalar``, ``ScalarFromTensor``, ``TensorCopy``, ``Split``, ``Nonzero``,
+``Choose``, ``PermuteRowElements``, ``ExtractDiag``, ``AllocEmpty``,
 ``MakeVector``, ``Alloc``, ``ARange``, ``Eye``, ``DeepCopyOp`` and
 ``ViewOp``. Like the other structural kernels they are generated as source
 text with the node's dtypes and ranks as literals (see
@@ -31,6 +32,9 @@ from lucent.link.numba.dispatch.shape import (
 )
 from lucent.tensor.basic import Join, ScalarFromTensor, TensorCopy, TensorFromScalar
 from lucent.tensor.creation import Alloc, ARange, Eye, MakeVector
+from lucent.tensor.diagonal import ExtractDiag
+from lucent.tensor.joining import AllocEmpty, Split
+from lucent.tensor.selection import Choose, Nonzero, PermuteRowElements
 from lucent.tensor.type import TensorType
 
 
@@ -222,6 +226,175 @@ def numba_funcify_Eye(op, node, **kwargs):
     return make_kernel("eye", ["n_", "m_", "k_"], lines)
 
 
+# --------------------------------------------------------------------------- #
+# Selection, diagonals, splitting, uninitialised arrays
+# --------------------------------------------------------------------------- #
+@numba_funcify.register(Nonzero, version=1)
+def numba_funcify_Nonzero(op, node, **kwargs):
+    """``np.nonzero``: one int64 index vector per dimension."""
+    n = node.inputs[0].type.ndim
+    outs = [f"res[{d}].astype(np.int64)" for d in range(n)]
+    return make_kernel("nonzero", ["a"], ["res = np.nonzero(a)", "return " + ", ".join(outs)])
+
+
+def _broadcast_lengths(lines, out, dims, what):
+    """Lines setting ``out{d}`` to the broadcast length of the ``(length, is_static_one)`` texts."""
+    for d, entries in enumerate(dims):
+        lines.append(f"{out}{d} = 1")
+        for text in entries:
+            lines += [
+                f"if {text} != 1:",
+                f"    if {out}{d} != 1 and {out}{d} != {text}:",
+                "        " + fail("Value", f"{what}: shape mismatch: objects cannot be broadcast to a single shape"),
+                f"    {out}{d} = {text}",
+            ]
+
+
+def _read(name, var_ndim, ndim, ivars, offset=0):
+    """Index texts reading ``name`` (right-aligned) at ``ivars`` with run-time broadcasting."""
+    pad = ndim - var_ndim
+    return [f"({ivars[pad + d]} if {name}.shape[{d + offset}] != 1 else 0)" for d in range(var_ndim - offset)]
+
+
+@numba_funcify.register(Choose, version=1)
+def numba_funcify_Choose(op, node, **kwargs):
+    """``np.choose`` with broadcasting of ``a`` against the choices' trailing shape."""
+    a_nd = node.inputs[0].type.ndim
+    c_nd = node.inputs[1].type.ndim - 1
+    nd = node.outputs[0].type.ndim
+    dims = []
+    for d in range(nd):
+        entries = []
+        if d >= nd - a_nd:
+            entries.append(f"a.shape[{d - (nd - a_nd)}]")
+        if d >= nd - c_nd:
+            entries.append(f"choices.shape[{d - (nd - c_nd) + 1}]")
+        dims.append(entries)
+    lines = ["nc = choices.shape[0]"]
+    _broadcast_lengths(lines, "n", dims, "Choose")
+    ivars = [f"i{d}" for d in range(nd)]
+    shape = py_tuple([f"n{d}" for d in range(nd)])
+    lines.append(f"out = np.empty({shape}, {dtype_text(node.outputs[0].type.dtype)})")
+    a_idx = [f"({ivars[nd - a_nd + d]} if a.shape[{d}] != 1 else 0)" for d in range(a_nd)]
+    c_idx = [f"({ivars[nd - c_nd + d]} if choices.shape[{d + 1}] != 1 else 0)" for d in range(c_nd)]
+    body = [f"k = np.int64({at('a', a_idx) if a_nd else ITEM('a')})"]
+    if op.mode == "raise":
+        body += ["if k < 0 or k >= nc:", "    " + fail("Value", "Choose: invalid entry in choice array")]
+    elif op.mode == "wrap":
+        body += ["k = k % nc"]
+    else:
+        body += ["k = min(max(k, 0), nc - 1)"]
+    body.append(f"{at('out', ivars)} = {at('choices', ['k', *c_idx])}")
+    lines += loops([(v, f"n{d}") for d, v in enumerate(ivars)], body)
+    lines.append("return out")
+    return make_kernel(f"choose_{op.mode}", ["a", "choices"], lines)
+
+
+@numba_funcify.register(PermuteRowElements, version=1)
+def numba_funcify_PermuteRowElements(op, node, **kwargs):
+    """Rows of ``x`` reordered by ``y`` (scattered by it with ``inverse``), leading axes broadcast."""
+    nd = node.outputs[0].type.ndim
+    dims = [[f"x.shape[{d}]", f"y.shape[{d}]"] for d in range(nd - 1)]
+    lines = [
+        f"n = x.shape[{nd - 1}]",
+        f"if y.shape[{nd - 1}] != n:",
+        "    " + fail("Value", "PermuteRowElements: rows of length {} and permutations of length {} differ",
+                     "n", f"y.shape[{nd - 1}]"),
+    ]
+    _broadcast_lengths(lines, "l", dims, "PermuteRowElements")
+    lead = [f"i{d}" for d in range(nd - 1)]
+    shape = py_tuple([f"l{d}" for d in range(nd - 1)] + ["n"])
+    lines.append(f"out = np.empty({shape}, {dtype_text(node.outputs[0].type.dtype)})")
+    x_lead = [f"({v} if x.shape[{d}] != 1 else 0)" for d, v in enumerate(lead)]
+    y_lead = [f"({v} if y.shape[{d}] != 1 else 0)" for d, v in enumerate(lead)]
+    body = [
+        f"p = np.int64({at('y', [*y_lead, 'j'])})",
+        "if p < -n or p >= n:",
+        "    " + fail("Index", "PermuteRowElements: permutation entry {} is out of range for rows of length {}",
+                     "p", "n"),
+        "if p < 0:",
+        "    p += n",
+    ]
+    if op.inverse:
+        body.append(f"{at('out', [*lead, 'p'])} = {at('x', [*x_lead, 'j'])}")
+    else:
+        body.append(f"{at('out', [*lead, 'j'])} = {at('x', [*x_lead, 'p'])}")
+    lines += loops([(v, f"l{d}") for d, v in enumerate(lead)] + [("j", "n")], body)
+    lines.append("return out")
+    return make_kernel("permute_row_elements", ["x", "y"], lines)
+
+
+@numba_funcify.register(ExtractDiag, version=1)
+def numba_funcify_ExtractDiag(op, node, **kwargs):
+    """The diagonal as a new array (a copy; ``view_map`` allows but does not require a view)."""
+    nd = node.inputs[0].type.ndim
+    a1, a2, k = op.axis1, op.axis2, op.offset
+    others = [d for d in range(nd) if d not in (a1, a2)]
+    lines = [f"n1 = x.shape[{a1}]", f"n2 = x.shape[{a2}]"]
+    if k > 0:
+        lines.append(f"size = min(max(n2 - {k}, 0), n1)")
+    elif k < 0:
+        lines.append(f"size = min(max(n1 + {k}, 0), n2)")
+    else:
+        lines.append("size = min(n1, n2)")
+    ivars = {d: f"i{d}" for d in others}
+    shape = py_tuple([f"x.shape[{d}]" for d in others] + ["size"])
+    lines.append(f"out = np.empty({shape}, {dtype_text(node.outputs[0].type.dtype)})")
+    src = []
+    for d in range(nd):
+        if d == a1:
+            src.append(f"t + {max(0, -k)}")
+        elif d == a2:
+            src.append(f"t + {max(0, k)}")
+        else:
+            src.append(ivars[d])
+    body = [f"{at('out', [ivars[d] for d in others] + ['t'])} = {at('x', src)}"]
+    lines += loops([(ivars[d], f"x.shape[{d}]") for d in others] + [("t", "size")], body)
+    lines.append("return out")
+    return make_kernel("extract_diag", ["x"], lines)
+
+
+@numba_funcify.register(Split, version=1)
+def numba_funcify_Split(op, node, **kwargs):
+    """Views of consecutive pieces of ``x`` along the axis, after checking the sizes."""
+    nd = node.inputs[0].type.ndim
+    n = op.len_splits
+    lines = [
+        f"if splits.shape[0] != {n}:",
+        "    " + fail("Value", f"Split: got {{}} split sizes, expected {n}", "splits.shape[0]"),
+        "total = 0",
+        f"for k in range({n}):",
+        "    if splits[k] < 0:",
+        "        " + fail("Value", "Split: split sizes cannot be negative, got {}", "np.int64(splits[k])"),
+        "    total += np.int64(splits[k])",
+        f"if total != x.shape[{op.axis}]:",
+        "    " + fail("Value", "Split: split sizes sum to {}; expected {}", "total", f"x.shape[{op.axis}]"),
+        "start = 0",
+    ]
+    outs = []
+    for k in range(n):
+        index = [":"] * nd
+        index[op.axis] = f"start:start + np.int64(splits[{k}])"
+        lines += [f"o{k} = x[{', '.join(index)}]", f"start += np.int64(splits[{k}])"]
+        outs.append(f"o{k}")
+    lines.append("return " + (", ".join(outs) if n > 1 else outs[0] if outs else "()"))
+    return make_kernel("split", ["x", "splits"], lines)
+
+
+@numba_funcify.register(AllocEmpty, version=1)
+def numba_funcify_AllocEmpty(op, node, **kwargs):
+    """``np.empty`` of the requested shape (negative lengths refused)."""
+    n = len(node.inputs)
+    params = [f"s{d}" for d in range(n)]
+    lines = [f"n{d} = {INT(p)}" for d, p in enumerate(params)]
+    shape = py_tuple([f"n{d}" for d in range(n)])
+    if n:
+        lines += [f"if {' or '.join(f'n{d} < 0' for d in range(n))}:",
+                  "    " + fail("Value", "AllocEmpty: negative dimensions are not allowed, got shape {}", shape)]
+    lines.append(f"return np.empty({shape}, {dtype_text(op.dtype)})")
+    return make_kernel("alloc_empty", params, lines)
+
+
 __all__ = [
     "numba_funcify_ARange",
     "numba_funcify_Alloc",
@@ -233,4 +406,10 @@ __all__ = [
     "numba_funcify_TensorCopy",
     "numba_funcify_TensorFromScalar",
     "numba_funcify_ViewOp",
+    "numba_funcify_AllocEmpty",
+    "numba_funcify_Choose",
+    "numba_funcify_ExtractDiag",
+    "numba_funcify_Nonzero",
+    "numba_funcify_PermuteRowElements",
+    "numba_funcify_Split",
 ]
