@@ -54,6 +54,8 @@ class Print(Op):
 
     __props__ = ("message", "attrs", "global_fn")
     view_map = {0: [0]}
+    #: Running it prints: DebugMode does not run it more than once per path and call.
+    has_side_effects = True
 
     def __init__(self, message="", attrs=("__str__",), global_fn=_print_fn):
         if isinstance(attrs, str):

@@ -12,6 +12,16 @@ knows how nodes are executed, so it drives the profile:
   call's wall time (or ``abort_call()`` when the call raised);
 * ``how_measured``: one sentence saying what the times mean on this path.
 
+Typical times, not averages
+---------------------------
+A mean per call is pulled up by one slow call: the first (caches cold,
+memory allocated for the first time), or one the machine interrupted. So
+the profile also keeps each node's time in each of the last
+``SAMPLES_KEPT`` calls, and reports the median per call
+(``time_median``, ``call_time_median``) with the number of calls it comes
+from (``timed_calls``); a figure from fewer than ``FEW_CALLS`` calls is
+flagged as noisy by the views.
+
 Node records of a call are kept aside until ``end_call``, so a call that
 raises adds nothing but a ``failed_calls`` count. Sizes are taken when a
 node's outputs are recorded (``Type.get_size(Type.get_shape_info(v))``), so
@@ -32,6 +42,20 @@ from lucent.compile.profile_memory import min_peak_memory, output_kind, schedule
 from lucent.graph.utils import MethodNotDefined
 
 SORT_KEYS = ("time", "bytes", "order")
+
+#: Per-call times kept for the medians (the most recent calls).
+SAMPLES_KEPT = 1000
+
+#: Below this many calls, a median is noisy: views mark it.
+FEW_CALLS = 5
+
+
+def _median(values):
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])
 
 #: Column headings of the per-node table (text and HTML).
 COLUMNS = ("Node", "Op", "Output shapes", "Bytes", "Kind", "Time (s)", "Per call (s)", "% time", "Runs")
@@ -170,6 +194,9 @@ class ProfileStats:
         node's kernel on first use), excluded from every other time.
     node_runs, node_time
         ``{node: count}`` and ``{node: seconds}``.
+    node_call_times, call_times
+        ``{node: [seconds in each call]}`` and ``[seconds of each call]``,
+        for the last ``SAMPLES_KEPT`` calls (the medians come from them).
     output_sizes, output_shapes
         ``{node: [per output]}`` of the last completed call.
     input_bytes
@@ -195,6 +222,8 @@ class ProfileStats:
         self.compile_time = 0.0
         self.node_runs = {}
         self.node_time = {}
+        self.node_call_times = {}
+        self.call_times = []
         self.output_shape_infos = {}
         self.output_shapes = {}
         self._input_infos = None
@@ -279,11 +308,16 @@ class ProfileStats:
         self._pending = None
         self.calls += 1
         self.call_time += seconds
+        _keep(self.call_times, seconds)
+        in_call = {}
         for node, node_seconds, infos, shapes in records:
             self.node_runs[node] = self.node_runs.get(node, 0) + 1
             self.node_time[node] = self.node_time.get(node, 0.0) + node_seconds
+            in_call[node] = in_call.get(node, 0.0) + node_seconds
             self.output_shape_infos[node] = infos
             self.output_shapes[node] = shapes
+        for node, node_seconds in in_call.items():
+            _keep(self.node_call_times.setdefault(node, []), node_seconds)
         if input_infos is not None:
             self._input_infos = input_infos
         self._memory = None
@@ -325,6 +359,11 @@ class ProfileStats:
         return list(self.node_runs)
 
     @property
+    def call_time_median(self):
+        """The median wall time of a call (over the last ``SAMPLES_KEPT`` calls)."""
+        return _median(self.call_times)
+
+    @property
     def node_time_total(self):
         """Seconds spent in the nodes themselves (the rest of ``call_time`` is overhead)."""
         return sum(self.node_time.values())
@@ -344,16 +383,21 @@ class ProfileStats:
         ``output_shapes``, ``output_bytes``, ``output_kinds``, ``bytes`` (new
         bytes: created outputs only), ``kind`` (the kinds joined by ``,``),
         ``live_bytes`` (memory in use while it runs), ``is_peak``, ``runs``,
-        ``time``, ``time_per_call``, ``time_percent`` (of the time in
-        nodes) and ``note``.
+        ``time``, ``time_per_call`` (mean), ``time_median`` (median per
+        call, robust to a slow call), ``timed_calls`` (the calls that
+        median comes from), ``time_percent`` (of the time in nodes),
+        ``median_percent`` (of the sum of the medians) and ``note``.
         """
         if sort_by not in SORT_KEYS:
             raise ValueError(f"sort_by must be one of {', '.join(map(repr, SORT_KEYS))}, got {sort_by!r}")
         memory = self.memory() if self.fgraph is not None else None
         total_time = self.node_time_total
+        medians = {node: _median(samples) for node, samples in self.node_call_times.items()}
+        total_median = sum(medians.values())
         rows = []
         for position, node in enumerate(self._nodes()):
             time_ = self.node_time.get(node, 0.0)
+            median = medians.get(node, 0.0)
             kinds = [output_kind(node, j) for j in range(len(node.outputs))]
             rows.append({
                 "position": position,
@@ -370,6 +414,9 @@ class ProfileStats:
                 "time": time_,
                 "time_per_call": time_ / self.calls if self.calls else 0.0,
                 "time_percent": 100.0 * time_ / total_time if total_time > 0 else 0.0,
+                "time_median": median,
+                "timed_calls": len(self.node_call_times.get(node, ())),
+                "median_percent": 100.0 * median / total_median if total_median > 0 else 0.0,
                 "note": self.node_notes.get(node),
             })
         if sort_by == "time":
@@ -609,8 +656,21 @@ def make_profile(profile, name=None):
     )
 
 
-def print_profiles(profiles, sort_by="time", n=None, file=sys.stdout):
-    """Print the summary of each profile, then their combined call count and time."""
+def _keep(samples, value):
+    """Append ``value`` to ``samples``, keeping the last ``SAMPLES_KEPT``."""
+    samples.append(value)
+    if len(samples) > SAMPLES_KEPT:
+        del samples[: len(samples) - SAMPLES_KEPT]
+
+
+def print_profiles(profiles, sort_by="time", n=None, file=None):
+    """Print the summary of each profile, then their combined call count and time.
+
+    ``file`` defaults to the ``sys.stdout`` of the moment of the call (not of
+    the import), so ``contextlib.redirect_stdout`` captures the text.
+    """
+    if file is None:
+        file = sys.stdout
     profiles = [p for p in profiles if p is not None]
     for profile in profiles:
         profile.summary(sort_by=sort_by, n=n, file=file)

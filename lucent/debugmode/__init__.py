@@ -14,11 +14,13 @@ from lucent.debugmode.errors import (
     BadDestroyMap,
     BadOptimization,
     BadThunkOutput,
+    BadShape,
     BadViewMap,
     DebugModeError,
     InvalidValueError,
     NonFiniteOutput,
     StochasticOrder,
+    StrideMismatch,
 )
 from lucent.debugmode.linker import DebugLinker
 from lucent.debugmode.mode import DebugMode
@@ -37,5 +39,7 @@ __all__ = [
     "NonFiniteOutput",
     "BadOptimization",
     "StochasticOrder",
+    "BadShape",
+    "StrideMismatch",
     "str_diagnostic",
 ]

@@ -27,7 +27,8 @@ class DebugModeError(Exception):
         The Apply node concerned (``None`` for problems not tied to one).
     path
         ``"perform"`` (the Python reference), ``"numba"`` (the node's Numba
-        kernel) or ``None`` when the problem is not one path's.
+        kernel), ``"infer_shape"`` (the op's shape inference, for
+        ``BadShape``) or ``None`` when the problem is not one path's.
     report
         When raised, the ``DebugReport`` of the call so far.
     """
@@ -58,10 +59,16 @@ class DebugModeError(Exception):
 
 
 class BadThunkOutput(DebugModeError):
-    """The Numba kernel of a node computed a different value than its ``perform``.
+    """A node computed a different value than its reference.
 
-    Extra attributes: ``output_index``, ``perform_value``, ``numba_value``,
-    ``difference`` (see ``lucent.debugmode.values.difference``).
+    Most often the Numba kernel disagrees with ``perform`` (``path="numba"``).
+    Also: ``perform`` gave another value when its output cells held
+    pre-allocated arrays (``path="perform"``, ``layout`` names the
+    pre-allocation), or a path gave another value when the node ran again
+    on the same inputs (``rerun=True``: not deterministic, or dependent on
+    the order nodes run in). Extra attributes: ``output_index``,
+    ``perform_value``, ``numba_value``, ``difference`` (see
+    ``lucent.debugmode.values.difference``).
     """
 
     kind = "BadThunkOutput"
@@ -95,13 +102,38 @@ class BadDestroyMap(DebugModeError):
     kind = "BadDestroyMap"
 
 
-class NonFiniteOutput(DebugModeError):
-    """A node produced a NaN or an infinity from inputs that had none (``check_nan=True``).
+class NonFiniteOutput(InvalidValueError):
+    """A node produced a NaN or an infinity from inputs that had none (``check_isfinite=True``).
 
+    An ``InvalidValueError``, as PyTensor reports non-finite outputs.
     Extra attributes: ``output_index``, ``what`` (``"NaN"`` or ``"Inf"``).
     """
 
     kind = "NonFiniteOutput"
+
+
+class BadShape(DebugModeError):
+    """An output's shape disagrees between perform, the Numba kernel and ``infer_shape``.
+
+    ``path`` (and ``blamed``) says which of the three is wrong: the one that
+    disagrees with the other two (``"perform"``, ``"numba"``,
+    ``"infer_shape"``), ``"perform and infer_shape"`` when the node has no
+    kernel to decide, or ``"all"`` when all three differ. Extra attributes:
+    ``output_index``, ``perform_shape``, ``numba_shape``, ``inferred_shape``.
+    """
+
+    kind = "BadShape"
+
+
+class StrideMismatch(DebugModeError, TypeError):
+    """perform and the Numba kernel returned arrays of one shape with different strides.
+
+    Raised only with ``require_matching_strides=2`` (``DebugMode__check_strides``);
+    ``1`` warns. A ``TypeError`` too, as PyTensor raises. Extra attributes:
+    ``output_index``, ``perform_strides``, ``numba_strides``.
+    """
+
+    kind = "StrideMismatch"
 
 
 class BadOptimization(DebugModeError, _GraphBadOptimization):
@@ -148,6 +180,8 @@ __all__ = [
     "BadViewMap",
     "BadDestroyMap",
     "NonFiniteOutput",
+    "BadShape",
+    "StrideMismatch",
     "BadOptimization",
     "StochasticOrder",
 ]

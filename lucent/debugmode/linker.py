@@ -4,8 +4,9 @@
 execution order, runs ``NodeCheck`` (perform and the Numba kernel on
 separate copies of the inputs, then the checks) and stores the *reference*
 outputs, so the rest of the graph, and the caller, see the Python path's
-values whatever the kernel did. After the last node it checks the
-recorded rewrites (``RewriteCheck``).
+values whatever the kernel did. After the last node it runs every node
+again in another valid order (``RerunCheck``: deterministic, independent
+of the schedule) and checks the recorded rewrites (``RewriteCheck``).
 
 Errors and shared variables: no path ever writes into a value held in
 the graph's storage (inputs an op destroys are copied for it), so the
@@ -27,10 +28,13 @@ import time
 
 from lucent.graph.basic import Constant
 from lucent.link.basic import Container, Linker, make_storage_map
+from lucent.link.python.branches import BranchPlan, branches_of, guard_checks, guard_holds, has_branches
 
 from lucent.debugmode.describe import Origins
 from lucent.debugmode.node_check import NodeCheck
+from lucent.debugmode.preallocated import normalise_modes
 from lucent.debugmode.report import DebugReport
+from lucent.debugmode.rerun import RerunCheck
 from lucent.debugmode.rewrite_check import RewriteCheck
 from lucent.debugmode.values import has_nonfinite
 
@@ -51,16 +55,33 @@ class DebugLinker(Linker):
     check_kernels
         Run and compare each node's Numba kernel (default True); ``False``
         checks the reference path (perform) alone.
+    check_determinism
+        Run every node again, in another valid order, and compare (default True).
+    preallocated, preallocated_ndim
+        ``check_preallocated_output`` modes and how many inner dimensions
+        the ``"strided"`` mode varies (see ``lucent.debugmode.preallocated``).
+    check_strides
+        0: perform's and the kernel's strides are not compared; 1: a
+        difference warns; 2: it is a ``StrideMismatch``.
     """
 
-    def __init__(self, on_error="raise", check_nan=False, check_rewrites=True, check_kernels=True):
+    def __init__(
+        self, on_error="raise", check_nan=False, check_rewrites=True, check_kernels=True,
+        check_determinism=True, preallocated=(), preallocated_ndim=4, check_strides=0,
+    ):
         if on_error not in ON_ERROR:
             raise ValueError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
+        if check_strides not in (0, 1, 2):
+            raise ValueError(f"check_strides must be 0 (no check), 1 (warn) or 2 (raise), got {check_strides!r}")
         self.fgraph = None
         self.on_error = on_error
         self.check_nan = check_nan
         self.check_rewrites = check_rewrites
         self.check_kernels = check_kernels
+        self.check_determinism = bool(check_determinism)
+        self.preallocated = normalise_modes(preallocated)
+        self.preallocated_ndim = int(preallocated_ndim)
+        self.check_strides = check_strides
         self.allow_gc = False
         self.no_recycling = []
         self.profile = None
@@ -85,23 +106,42 @@ class DebugLinker(Linker):
         if fgraph is None:
             raise RuntimeError("DebugLinker.make_thunk called before accept(fgraph)")
         order = fgraph.toposort()
+        # Only the taken branches' nodes run (``lucent.link.python.branches``).
+        plan = BranchPlan(fgraph, order) if has_branches(order) else None
+        if plan is not None:
+            order = plan.order
         if self.profile is not None:
             self.profile.attach(fgraph, order)  # memory figures need the graph and schedule
         storage_map = make_storage_map(fgraph, order, input_storage, output_storage, storage_map)
         origins = Origins(fgraph)
         checks = []
+        check_of = {}
         for node in order:
+            if node in check_of:  # placed in several exclusive branches: one check
+                continue
             node.op.prepare_node(node, storage_map, None, "py")
             used = [
                 j for j, out in enumerate(node.outputs)
                 if any(client != "output" for client, _ in fgraph.clients.get(out, ()))
             ]
-            check = NodeCheck(node, check_nan=self.check_nan, origins=origins, used_outputs=used)
+            check = NodeCheck(
+                node, check_nan=self.check_nan, origins=origins, used_outputs=used, fgraph=fgraph,
+                preallocated=self.preallocated, preallocated_ndim=self.preallocated_ndim,
+                check_strides=self.check_strides,
+            )
             if not self.check_kernels:
                 check.kernel = None
                 check.reference_only_reason = "the mode does not check compiled code (check_c_code=False)"
+            elif branches_of(node) is not None:
+                check.kernel = None
+                check.reference_only_reason = (
+                    "it selects a branch: compiled code runs it as a native if/else, whose branch "
+                    "nodes are checked one by one"
+                )
             checks.append(check)
+            check_of[node] = check
         rewrites = RewriteCheck(fgraph, origins) if self.check_rewrites else None
+        rerun = RerunCheck(fgraph, checks, origins) if self.check_determinism else None
 
         input_cells = [storage_map[v] for v in fgraph.inputs]
         output_cells = [storage_map[v] for v in fgraph.outputs]
@@ -112,14 +152,15 @@ class DebugLinker(Linker):
         ]
         steps = [
             (check, [storage_map[v] for v in check.node.inputs], [storage_map[v] for v in check.node.outputs])
-            for check in checks
+            for check in (check_of[node] for node in order)
         ]
+        guards = guard_checks(plan, storage_map) if plan is not None else [None] * len(steps)
         linker = self
         raise_first = self.on_error == "raise"
         check_nan = self.check_nan
 
         def run():
-            report = DebugReport(len(order), [
+            report = DebugReport(len(checks), [
                 (c.node, c.reference_only_reason) for c in checks if c.kernel is None
             ])
             run.debug_report = report
@@ -133,8 +174,14 @@ class DebugLinker(Linker):
                 profile.start_call([cell[0] for cell in input_cells])
             nonfinite = {} if check_nan else None
             call_start = time.perf_counter()
+            skipped = set()  # outputs of the untaken branches' nodes
+            ran = set()
             try:
-                for check, in_cells, out_cells in steps:
+                for (check, in_cells, out_cells), guard in zip(steps, guards):
+                    if guard is not None and not guard_holds(guard):
+                        skipped.update(check.node.outputs)
+                        continue
+                    ran.update(check.node.outputs)
                     values = [cell[0] for cell in in_cells]
                     flags = None
                     if check_nan:
@@ -143,7 +190,7 @@ class DebugLinker(Linker):
                     try:
                         outs, problems, seconds = check.run(values, flags)
                     except Exception as exc:
-                        _annotate(exc, check.node, values)
+                        _annotate(exc, check.node, values, origins)
                         raise
                     if seconds is None:
                         seconds = time.perf_counter() - start
@@ -156,8 +203,15 @@ class DebugLinker(Linker):
                         report.add(problems)
                         if raise_first:
                             _raise(problems[0], report)
+                if rerun is not None:
+                    known = {var: cell[0] for var, cell in storage_map.items() if var not in skipped or var in ran}
+                    problems = rerun.check(known)
+                    if problems:
+                        report.add(problems)
+                        if raise_first:
+                            _raise(problems[0], report)
                 if rewrites is not None:
-                    known = {var: cell[0] for var, cell in storage_map.items()}
+                    known = {var: cell[0] for var, cell in storage_map.items() if var not in skipped or var in ran}
                     problems, unevaluated = rewrites.check(known)
                     report.rewrites_checked = len(rewrites.records)
                     report.rewrites_skipped = len(rewrites.skipped)
@@ -174,6 +228,8 @@ class DebugLinker(Linker):
                 ]
                 for cell in scratch:
                     cell[0] = None
+                for check in checks:
+                    check.last_kernel_outputs = None
                 if profile is not None:
                     if report.finished:
                         profile.end_call(time.perf_counter() - call_start)
@@ -211,8 +267,8 @@ def _raise(problem, report):
     raise problem
 
 
-def _annotate(exc, node, values):
-    """Say which node's perform raised, as the Python linker does."""
+def _annotate(exc, node, values, origins=None):
+    """Say which node's perform raised, as the Python linker does, and which rewrites made it."""
     if getattr(exc, "_lucent_annotated", False):
         return
     try:
@@ -222,7 +278,9 @@ def _annotate(exc, node, values):
         exc.add_note(
             f"Raised by perform of the node {node} under DebugMode (op {op_text(node.op)}).\n"
             f"Inputs:\n{inputs_text(node, values)}\n"
-            f"Node created at: {format_trace(getattr(node.tag, 'trace', None))}"
+            "Node created at: "
+            + (origins.creation_text(node) if origins is not None
+               else format_trace(getattr(node.tag, "trace", None)))
         )
         exc._lucent_annotated = True
     except Exception:  # pragma: no cover - annotation must never hide the error

@@ -15,6 +15,7 @@ from lucent.compile.mode import Mode
 from lucent.graph.rewriting.history import RewriteHistory
 
 from lucent.debugmode.linker import DebugLinker
+from lucent.debugmode.preallocated import normalise_modes
 from lucent.debugmode.stability import check_stable, faithful_clone
 
 
@@ -54,12 +55,20 @@ class DebugMode(Mode):
         one of ``check_c_code`` / ``check_py_code`` must be true.
     check_isfinite
         Also report a node whose output has NaN/Inf while its inputs had none
-        (the same as ``check_nan``).
-    check_preallocated_output, require_matching_strides
-        Kept on the mode (``mode.check_preallocated_output`` is a list). The
-        Numba path allocates every output itself, so there is no
-        caller-provided output buffer to misuse and no C/Python stride
-        mismatch to report; they change nothing else.
+        (``NonFiniteOutput``, an ``InvalidValueError``; the same as
+        ``check_nan``). Default ``config.DebugMode__check_finite`` (False).
+    check_preallocated_output
+        Modes in which each node's ``perform`` runs again with its output
+        cells already holding arrays (a list, or a ``":"``-separated string:
+        ``initial``, ``previous``, ``c_contiguous``, ``f_contiguous``,
+        ``strided``, ``wrong_size``, ``ALL``); see
+        ``lucent.debugmode.preallocated``. Default
+        ``config.DebugMode__check_preallocated_output`` (none). Numba kernels
+        allocate their outputs, so this checks ``perform``.
+    require_matching_strides
+        0: no check; 1: warn, 2: ``StrideMismatch`` when perform's and the
+        kernel's outputs have different strides. Default
+        ``config.DebugMode__check_strides`` (0).
     linker
         Ignored unless it is a ``DebugLinker``: DebugMode always runs its own.
     on_error
@@ -71,6 +80,10 @@ class DebugMode(Mode):
         Another name for ``check_isfinite``.
     check_rewrites
         Re-evaluate each recorded rewrite on the call's inputs (default True).
+    check_determinism
+        Run every node again, in another valid order, on the same inputs
+        and compare (``BadThunkOutput`` with ``rerun=True``). Default
+        ``config.DebugMode__check_determinism`` (True).
     """
 
     def __init__(
@@ -86,12 +99,17 @@ class DebugMode(Mode):
         db=None,
         *,
         on_error="raise",
-        check_nan=False,
+        check_nan=None,
         check_rewrites=True,
+        check_determinism=None,
         name="DebugMode",
     ):
         if check_isfinite is not None:
             check_nan = bool(check_isfinite)
+        elif check_nan is None:
+            check_nan = bool(_flag("DebugMode__check_finite", False))
+        if check_determinism is None:
+            check_determinism = bool(_flag("DebugMode__check_determinism", True))
         if stability_patience is None:
             stability_patience = _flag("DebugMode__patience", 10)
         if check_c_code is None:
@@ -105,10 +123,14 @@ class DebugMode(Mode):
             )
         if check_preallocated_output is None:
             check_preallocated_output = _flag("DebugMode__check_preallocated_output", "")
-        if isinstance(check_preallocated_output, str):
-            check_preallocated_output = [p for p in check_preallocated_output.split(":") if p]
+        check_preallocated_output = normalise_modes(check_preallocated_output)
         if require_matching_strides is None:
             require_matching_strides = _flag("DebugMode__check_strides", 0)
+        if require_matching_strides not in (0, 1, 2):
+            raise ValueError(
+                "DebugMode: require_matching_strides must be 0 (no check), 1 (warn) or 2 (raise), "
+                f"got {require_matching_strides!r}"
+            )
         try:
             self.stability_patience = int(stability_patience)
         except (TypeError, ValueError):
@@ -122,7 +144,10 @@ class DebugMode(Mode):
         if not isinstance(linker, DebugLinker):
             linker = DebugLinker(
                 on_error=on_error, check_nan=check_nan, check_rewrites=check_rewrites,
-                check_kernels=self.check_c_code,
+                check_kernels=self.check_c_code, check_determinism=check_determinism,
+                preallocated=self.check_preallocated_output,
+                preallocated_ndim=_flag("DebugMode__check_preallocated_output_ndim", 4),
+                check_strides=require_matching_strides,
             )
         super().__init__(linker=linker, optimizer=optimizer, db=db, name=name)
 

@@ -214,6 +214,116 @@ def str_diagnostic(expected, value, rtol, atol):
     return "\n".join(lines) + "\n"
 
 
+
+
+# ---------------------------------------------------------------------------
+# How two values of one variable are compared
+# ---------------------------------------------------------------------------
+def narrowest_float(var):
+    """The narrowest float dtype computed inside ``var``'s fused scalar graph, or ``None``.
+
+    A fused element-wise node (``Elemwise`` of a ``Composite``) whose output
+    is float64 may round its intermediates to float32; its two paths (and
+    the unfused graph it replaced) may then differ by a float32 rounding,
+    which float64's tolerance would call an error.
+    """
+    owner = getattr(var, "owner", None)
+    scalar_op = getattr(getattr(owner, "op", None), "scalar_op", None)
+    found = set()
+    stack = [scalar_op]
+    while stack:
+        op = stack.pop()
+        for node in getattr(op, "nodes", None) or ():
+            for out in node.outputs:
+                dtype = getattr(out.type, "dtype", None)
+                if dtype is not None and np.dtype(dtype).kind == "f":
+                    found.add(np.dtype(dtype))
+            stack.append(node.op)
+    return min(found, key=lambda d: d.itemsize).name if found else None
+
+
+def tolerance_note(*variables):
+    """``(atol, rtol, why)`` when a fused node's narrower intermediates loosen the comparison, else ``None``."""
+    from lucent.tensor.type import _TOLERANCES
+
+    best = None
+    for var in variables:
+        narrow = narrowest_float(var)
+        dtype = getattr(var.type, "dtype", None)
+        if narrow is None or dtype is None or narrow not in _TOLERANCES or dtype not in _TOLERANCES:
+            continue
+        if np.dtype(narrow).itemsize >= np.dtype(dtype).itemsize:
+            continue
+        if best is None or np.dtype(narrow).itemsize < np.dtype(best[0]).itemsize:
+            best = (narrow, var)
+    if best is None:
+        return None
+    atol, rtol = _TOLERANCES[best[0]]
+    return atol, rtol, f"{best[0]} tolerance: the fused node {best[1].owner.op} computes {best[0]} intermediates"
+
+
+def _exactly_equal(a, b):
+    """Cheap exact check first: most values agree bit for bit, and
+    ``values_eq_approx`` costs several passes over the data."""
+    if a is b:
+        return True
+    if (
+        isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+        and a.shape == b.shape and a.dtype == b.dtype
+    ):
+        try:
+            return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+        except TypeError:
+            return False
+    return False
+
+
+def comparator(var, *others):
+    """``agree(expected, value)``: how values of ``var`` are compared, decided once.
+
+    In order: a comparison the rewrite that made ``var`` attached to it
+    (``var.tag.values_eq_approx``, e.g. ignoring an infinity of the old
+    value that a stabilising rewrite turned into a finite number); the
+    tolerance of the narrowest float type computed inside a fused node
+    (``var`` or ``others``); else ``var.type.values_eq_approx``. Values
+    equal bit for bit always agree; a comparison that raises is a
+    disagreement.
+    """
+    compare = getattr(getattr(var, "tag", None), "values_eq_approx", None)
+    if compare is None:
+        loose = tolerance_note(var, *others)
+        if loose is not None:
+            atol, rtol, _ = loose
+            type_compare = var.type.values_eq_approx
+
+            def compare(a, b):
+                try:
+                    return type_compare(a, b, rtol=rtol, atol=atol)
+                except TypeError:  # a type whose comparison takes no tolerances
+                    return type_compare(a, b)
+        else:
+            compare = var.type.values_eq_approx
+
+    def agree(expected, value):
+        if _exactly_equal(expected, value):
+            return True
+        try:
+            return bool(compare(expected, value))
+        except Exception:
+            return False
+
+    return agree
+
+
+def values_agree(var, expected, value, *others):
+    """Whether ``value`` is an acceptable value of ``var`` when ``expected`` is the reference.
+
+    ``comparator(var, *others)(expected, value)``; build the comparator once
+    when comparing many values of one variable.
+    """
+    return comparator(var, *others)(expected, value)
+
+
 __all__ = [
     "str_diagnostic",
     "copy_value",
@@ -224,4 +334,8 @@ __all__ = [
     "format_difference",
     "nonfinite_kind",
     "has_nonfinite",
+    "narrowest_float",
+    "tolerance_note",
+    "comparator",
+    "values_agree",
 ]

@@ -186,6 +186,8 @@ class TensorType(Type):
                 "a function is called with numbers (ndarrays), not with (possibly shared) "
                 "variables; pass shared_var.get_value() for a shared variable's value"
             )
+        if isinstance(data, np.ndarray) and type(data) is not np.ndarray:
+            data = _plain_ndarray(self, data)
         if isinstance(data, np.ndarray) and data.dtype == self.numpy_dtype:
             pass
         elif strict:
@@ -544,6 +546,26 @@ def values_eq_approx_always_true(a, b):
 
 def _shape_str(shape):
     return "(" + ", ".join("?" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _plain_ndarray(type_, data):
+    """An ndarray subclass value as a plain ndarray view, or ``TypeError``.
+
+    Subclasses change what operators mean (``np.matrix``: ``*`` is a matrix
+    product and every result stays 2-d), so an op's ``perform`` would compute
+    something else than its Numba kernel, which only sees the buffer. The
+    plain view has the same memory, so nothing is copied. A masked array is
+    refused: dropping its mask would silently use the masked-out values.
+    """
+    if isinstance(data, np.ma.MaskedArray):
+        if np.ma.getmask(data) is np.ma.nomask or not np.ma.getmaskarray(data).any():
+            return np.ma.getdata(data)
+        raise TypeError(
+            f"{type_} cannot take a masked array with masked elements: lucent ignores masks, "
+            "so the masked-out values would be used. Pass data.filled(value) or "
+            "numpy.ma.getdata(data) to say what the masked elements hold"
+        )
+    return data.view(np.ndarray)
 
 
 def _holds_text(data):

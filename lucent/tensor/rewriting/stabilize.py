@@ -176,6 +176,20 @@ def _is_float(var):
     return var.type.dtype in continuous_dtypes
 
 
+def removes_overflow(var):
+    """Mark ``var`` as the finite value of an expression that may overflow (and return it).
+
+    A stabilising replacement computes the same function, but where the old
+    expression overflowed (``log(0) = -inf``, ``exp(800) = inf``) the new one
+    is finite. DebugMode compares the two values with the comparison tagged
+    here, which accepts any value where the old one is infinite or NaN.
+    """
+    from lucent.tensor.type import values_eq_approx_remove_inf_nan
+
+    var.tag.values_eq_approx = values_eq_approx_remove_inf_nan
+    return var
+
+
 # ---------------------------------------------------------------------------
 # log(1 + x) -> log1p(x)
 # ---------------------------------------------------------------------------
@@ -221,10 +235,10 @@ def local_log1p_special(fgraph, node):
     (arg,) = node.inputs
     out = node.outputs[0]
     if is_elemwise(arg, ps.Exp):
-        return [fit_type(tm.softplus(arg.owner.inputs[0]), out)]
+        return [removes_overflow(fit_type(tm.softplus(arg.owner.inputs[0]), out))]
     inner = negated(arg)
     if inner is not None and is_elemwise(inner, ps.Sigmoid):
-        return [fit_type(tm.neg(tm.softplus(inner.owner.inputs[0])), out)]
+        return [removes_overflow(fit_type(tm.neg(tm.softplus(inner.owner.inputs[0])), out))]
     return None
 
 
@@ -250,7 +264,7 @@ def local_log_sigmoid(fgraph, node):
         x = arg.owner.inputs[0]
         y = negated(x)
         inner = y if y is not None else tm.neg(x)
-        return [fit_type(tm.neg(tm.softplus(inner)), out)]
+        return [removes_overflow(fit_type(tm.neg(tm.softplus(inner)), out))]
     terms = add_terms(arg)
     if terms is None or len(terms) != 2:
         return None
@@ -263,7 +277,7 @@ def local_log_sigmoid(fgraph, node):
                 x = negated(other).owner.inputs[0]
             else:
                 continue
-            return [fit_type(tm.neg(tm.softplus(x)), out, one)]
+            return [removes_overflow(fit_type(tm.neg(tm.softplus(x)), out, one))]
     return None
 
 
@@ -377,7 +391,7 @@ def local_log_sum_exp(fgraph, node):
         new = tm.cast(new, s.type.dtype)
     if shuffle is not None:
         new = DimShuffle(new.type.ndim, shuffle.new_order)(new)
-    return [fit_type(new, out)]
+    return [removes_overflow(fit_type(new, out))]
 
 
 __all__ = [
@@ -389,6 +403,7 @@ __all__ = [
     "constant_value",
     "is_constant",
     "fit_type",
+    "removes_overflow",
     "add_terms",
     "build_sum",
     "negated",
