@@ -412,7 +412,46 @@ def debugprint(
     _print_inner_graphs(printer)
     if file == "str":
         return out.getvalue()
+    if file is None:
+        return _quiet_in_notebook(out)
     return out
+
+
+class _PrintedStream:
+    """The stream ``debugprint`` printed to, returned in an IPython session.
+
+    ``debugprint`` returns its stream (as PyTensor's does); as the last line
+    of a cell that value would be displayed too (``Out[3]: <OutStream ...>``)
+    under the text just printed. This stand-in behaves as the stream (every
+    attribute is the stream's) but displays nothing: the printed text is the
+    display.
+    """
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+    def _ipython_display_(self):
+        pass
+
+    def __eq__(self, other):
+        return other is self._stream or (isinstance(other, _PrintedStream) and other._stream is self._stream)
+
+    def __hash__(self):
+        return hash(self._stream)
+
+    def __repr__(self):
+        return repr(self._stream)
+
+
+def _quiet_in_notebook(stream):
+    ipython = sys.modules.get("IPython")
+    get_ipython = getattr(ipython, "get_ipython", None)
+    if get_ipython is None or get_ipython() is None:
+        return stream
+    return _PrintedStream(stream)
 
 
 #: PyTensor's short name for ``debugprint``.

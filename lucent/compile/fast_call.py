@@ -131,7 +131,9 @@ def make_fast_function_class(base, maker, program, input_storage):
         lines.append("    try:")
         lines.append(f"        r = _graph({', '.join(call_args)})")
         lines.append("    except Exception as e:")
-        lines.append("        _annotate(e)")
+        # The values of every graph input, so the error can name the failing node.
+        ns["_fgraph"] = fgraph
+        lines.append(f"        _annotate(e, _fgraph, [{', '.join(value_of[k] for k in range(len(inputs)))}])")
         lines.append("        raise")
         for j, conv in enumerate(program.result_converters):
             if conv is not None:

@@ -1,4 +1,4 @@
-"""Drawing a graph: a Graphviz DOT description, rendered to SVG by the ``dot`` program.
+"""Drawing a graph: a Graphviz DOT description, laid out and rendered to SVG by a Graphviz program.
 
 ``dprint`` shows a graph as text, which is exact but hard to take in once a
 graph has more than a few nodes; a drawing shows its shape at a glance:
@@ -26,19 +26,38 @@ builder takes ``{id: Annotation}`` (fill, outline, extra label lines,
 tooltip) instead of knowing about reports and profiles, so ``graph`` stays
 below ``compile`` and ``debugmode``.
 
-Rendering runs the ``dot`` program in a subprocess (the ``graphviz`` Python
-package is not needed). Without it, ``render_svg`` raises
-``GraphvizNotFoundError`` naming the program and how to install it; the
-notebook displays fall back to the ``dprint`` text instead.
+Which program lays the graph out
+--------------------------------
+Rendering runs a Graphviz ``dot`` command line in a subprocess (the
+``graphviz`` Python package is not needed). Two can serve: the system's
+``dot`` (Debian's ``graphviz`` package), used when it is on PATH, and
+``graphviz-pure``, a self-contained port of Graphviz's command line that
+installs from PyPI with ``pip install -e '.[notebook]'``, so a notebook
+needs nothing but Python. ``graphviz-pure`` is looked for on PATH and next
+to the running Python (a kernel started as ``.venv/bin/python`` does not
+have the venv's scripts folder on PATH).
+
+The environment variable ``LUCENT_GRAPHVIZ`` chooses between them:
+``auto`` (or unset) tries the system ``dot`` then ``graphviz-pure``;
+``system`` only the system ``dot``; ``bundled`` only ``graphviz-pure``
+(CI uses it to prove the drawings need no system package); ``none`` no
+program at all (graphs are shown as text).
+
+Without a program, ``render_svg`` raises ``GraphvizNotFoundError`` naming
+what to install; the notebook displays and widgets never raise for that:
+they show the ``dprint`` text under a one-line note instead.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import html
+import os
 import re
 import shutil
 import subprocess
+import sys
+import sysconfig
 import textwrap
 
 from lucent.graph.basic import Apply, Constant, Variable
@@ -48,8 +67,12 @@ __all__ = [
     "GraphDot",
     "GraphvizNotFoundError",
     "GraphvizRenderError",
+    "BOOKKEEPING_OPS",
+    "dot_program",
     "graph_html",
+    "layout_programs",
     "graph_svg",
+    "is_bookkeeping",
     "op_label",
     "render_svg",
     "type_text",
@@ -70,6 +93,28 @@ PROBLEM_COLOR = "#d32f2f"
 _FONT = "Helvetica,Arial,sans-serif"
 _WRAP = 34          # characters per label line before an op's text is wrapped
 _MAX_LINES = 3      # op text lines kept in a label; the tooltip has the rest
+
+
+#: Ops that only move shapes around or broadcast a fill value: the
+#: bookkeeping a gradient and the shape rewrites leave in a graph. A view
+#: may hide them (``GraphDot(..., hide_bookkeeping=True)``).
+BOOKKEEPING_OPS = frozenset({
+    "Shape", "Shape_i", "SpecifyShape", "MakeVector", "Alloc", "AllocEmpty",
+    "ScalarFromTensor", "TensorFromScalar",
+})
+
+
+def is_bookkeeping(node):
+    """Whether an Apply node only handles shapes or fills (see ``BOOKKEEPING_OPS``).
+
+    Elemwise ``second`` (PyTensor's ``fill``: the value of its second input
+    broadcast to the first's shape) counts too.
+    """
+    op = node.op
+    if type(op).__name__ in BOOKKEEPING_OPS:
+        return True
+    scalar_op = getattr(op, "scalar_op", None)
+    return scalar_op is not None and type(scalar_op).__name__ == "Second"
 
 
 class GraphvizNotFoundError(RuntimeError):
@@ -207,6 +252,11 @@ class GraphDot:
     rankdir
         ``"TB"`` (top to bottom, the default: data flows down, which stays
         readable from a handful of nodes to about a hundred) or ``"LR"``.
+    hide_bookkeeping
+        Leave out the shape and fill nodes (``is_bookkeeping``) and the
+        constants only they use; an edge that went through them is drawn
+        dotted from the visible nodes they came from. A node computing a
+        graph output is always drawn. Hidden nodes keep their ids.
 
     Attributes
     ----------
@@ -220,9 +270,11 @@ class GraphDot:
         ``{id: Apply, Variable or ("output", index, variable)}``.
     kinds
         ``{id: "apply" | "input" | "shared" | "constant" | "output"}``.
+    hidden
+        The ids left out of the drawing.
     """
 
-    def __init__(self, graph, rankdir="TB"):
+    def __init__(self, graph, rankdir="TB", hide_bookkeeping=False):
         from lucent.graph.fg import FunctionGraph
         from lucent.graph.traversal import graph_inputs, io_toposort
 
@@ -259,6 +311,40 @@ class GraphDot:
             oid = f"o{j}"
             self.objects[oid] = ("output", j, var)
             self.kinds[oid] = "output"
+        self.hidden = self.bookkeeping_ids() if hide_bookkeeping else frozenset()
+
+    def bookkeeping_ids(self):
+        """Ids of the bookkeeping nodes to hide, and of the constants only they use."""
+        producers = {var.owner for var in self.outputs if var.owner is not None}
+        hidden = {self.ids[n] for n in self.nodes if n not in producers and is_bookkeeping(n)}
+        users = {}
+        for node in self.nodes:
+            for var in node.inputs:
+                if var.owner is None and isinstance(var, Constant):
+                    users.setdefault(self.ids[var], []).append(self.ids[node])
+        for ident, ids in users.items():
+            if all(u in hidden for u in ids):
+                hidden.add(ident)
+        return frozenset(hidden)
+
+    def _visible_sources(self, var, seen=None):
+        """The drawn nodes ``var`` comes from, looking through hidden nodes."""
+        ident = self.producer_id(var)
+        if ident not in self.hidden:
+            return [ident]
+        seen = set() if seen is None else seen
+        if ident in seen:
+            return []
+        seen.add(ident)
+        obj = self.objects[ident]
+        if self.kinds[ident] != "apply":
+            return []
+        out = []
+        for inp in obj.inputs:
+            for source in self._visible_sources(inp, seen):
+                if source not in out:
+                    out.append(source)
+        return out
 
     def _add(self, obj, ident, kind):
         self.ids[obj] = ident
@@ -328,12 +414,23 @@ class GraphDot:
             'fontcolor="#6b7280"];',
         ]
         for ident in self.objects:
+            if ident in self.hidden:
+                continue
             lines.append(f"  {ident} [{_attrs(self._node_attrs(ident, annotations.get(ident)))}];")
         for ident in self.objects:
+            if ident in self.hidden:
+                continue
             obj = self.objects[ident]
             if self.kinds[ident] == "apply":
+                through = []
                 for i, inp in enumerate(obj.inputs):
+                    if self.producer_id(inp) in self.hidden:
+                        through += [s for s in self._visible_sources(inp) if s not in through]
+                        continue
                     lines.append(f"  {self.producer_id(inp)} -> {ident} [{_attrs(self._edge_attrs(obj, i, inp))}];")
+                for source in through:
+                    attrs = {"style": "dotted", "tooltip": "through hidden shape/fill nodes"}
+                    lines.append(f"  {source} -> {ident} [{_attrs(attrs)}];")
             elif self.kinds[ident] == "output":
                 _, _, var = obj
                 attrs = {"style": "dashed", "color": "#6a4c93"}
@@ -421,43 +518,104 @@ def _output_list(graph):
 # Rendering.
 
 _INSTALL = (
-    "Install Graphviz: on Debian/Ubuntu `apt install graphviz`, with conda `conda install graphviz` "
-    "(the `graphviz` package from pip is only a Python binding and does not provide dot)."
+    "Install a Graphviz layout program: `pip install graphviz-pure` (part of lucent's `notebook` extra, "
+    "`pip install -e '.[notebook]'` from lucent's checkout), or the system Graphviz (on Debian/Ubuntu "
+    "`apt install graphviz`, with conda `conda install graphviz`). The `graphviz` package from pip is only "
+    "a Python binding and does not provide dot."
 )
+
+#: Values of the ``LUCENT_GRAPHVIZ`` environment variable and the programs each allows, in order.
+GRAPHVIZ_CHOICES = {
+    "auto": ("dot", "graphviz-pure"),
+    "system": ("dot",),
+    "bundled": ("graphviz-pure",),
+    "none": (),
+}
+
+
+def _graphviz_choice():
+    value = os.environ.get("LUCENT_GRAPHVIZ", "").strip().lower() or "auto"
+    if value in ("0", "off", "false", "no"):
+        value = "none"
+    if value not in GRAPHVIZ_CHOICES:
+        raise ValueError(
+            f"LUCENT_GRAPHVIZ must be one of {', '.join(map(repr, GRAPHVIZ_CHOICES))} (or unset for 'auto'); "
+            f"got {os.environ['LUCENT_GRAPHVIZ']!r}"
+        )
+    return value
+
+
+def _find_program(name):
+    """``name`` on PATH, or in the scripts folder of the running Python (a venv's ``bin``)."""
+    path = shutil.which(name)
+    if path is not None:
+        return path
+    for folder in dict.fromkeys([sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]):
+        if folder:
+            path = shutil.which(name, path=folder)
+            if path is not None:
+                return path
+    return None
+
+
+def layout_programs():
+    """``[(name, path)]`` of the layout programs found, in the order of preference of ``LUCENT_GRAPHVIZ``."""
+    found = []
+    for name in GRAPHVIZ_CHOICES[_graphviz_choice()]:
+        path = _find_program(name)
+        if path is not None:
+            found.append((name, path))
+    return found
 
 
 def dot_program():
-    """The path of the ``dot`` program; ``GraphvizNotFoundError`` when it is not on PATH."""
-    path = shutil.which("dot")
-    if path is None:
+    """The path of the program that lays graphs out; ``GraphvizNotFoundError`` when there is none."""
+    programs = layout_programs()
+    if programs:
+        return programs[0][1]
+    choice = _graphviz_choice()
+    if choice == "none":
         raise GraphvizNotFoundError(
-            "Drawing a graph needs the Graphviz 'dot' program, which was not found on PATH. " + _INSTALL
-            + " Without it, lucent.dprint(...) shows the graph as text."
+            "Drawing graphs is turned off (LUCENT_GRAPHVIZ=none); unset LUCENT_GRAPHVIZ to draw them. "
+            "lucent.dprint(...) shows a graph as text."
         )
-    return path
+    wanted = " or ".join(f"'{name}'" for name in GRAPHVIZ_CHOICES[choice])
+    raise GraphvizNotFoundError(
+        f"Drawing a graph needs the Graphviz {wanted} program, which was not found on PATH"
+        + (" (LUCENT_GRAPHVIZ=" + choice + ")" if choice != "auto" else "") + ". " + _INSTALL
+        + " Without it, lucent.dprint(...) shows the graph as text."
+    )
 
 
 def render_svg(source, timeout=60):
     """Render DOT text to SVG text (the ``<svg>`` element alone, ready to embed in HTML)."""
     program = dot_program()
+    name = os.path.basename(program)
+    if name.startswith("graphviz-pure"):
+        # It measures text with built-in metrics of a few fonts, of which a
+        # list of fallbacks is none (it would measure with Times, narrower than
+        # the sans-serif font drawn, and text would overflow its box).
+        source = source.replace(f'fontname="{_FONT}"', 'fontname="Helvetica"')
     try:
         done = subprocess.run(
             [program, "-Tsvg"], input=source.encode("utf-8"), capture_output=True, timeout=timeout
         )
-    except FileNotFoundError as e:  # removed between which() and run()
-        raise GraphvizNotFoundError(f"The Graphviz 'dot' program could not be run ({e}). " + _INSTALL) from e
+    except (FileNotFoundError, PermissionError) as e:  # removed between the lookup and the run
+        raise GraphvizNotFoundError(f"The Graphviz program {program!r} could not be run ({e}). " + _INSTALL) from e
     except subprocess.TimeoutExpired as e:
         raise GraphvizRenderError(
-            f"dot took more than {timeout} s to lay out the graph; draw a smaller part of it "
+            f"{name} took more than {timeout} s to lay out the graph; draw a smaller part of it "
             "(a list of the variables of interest) or use lucent.dprint"
         ) from e
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip()
-        raise GraphvizRenderError(f"dot failed (exit status {done.returncode}) to render the graph: {message}")
+        raise GraphvizRenderError(
+            f"dot failed ({name}, exit status {done.returncode}) to render the graph: {message}"
+        )
     text = done.stdout.decode("utf-8", "replace")
     start = text.find("<svg")
     if start < 0:
-        raise GraphvizRenderError("dot returned no <svg> element")
+        raise GraphvizRenderError(f"{name} returned no <svg> element")
     return _strip_comments(text[start:])
 
 
@@ -465,9 +623,9 @@ def _strip_comments(svg):
     return re.sub(r"<!--.*?-->\n?", "", svg, flags=re.S)
 
 
-def graph_svg(graph, annotations=None, rankdir="TB"):
+def graph_svg(graph, annotations=None, rankdir="TB", hide_bookkeeping=False):
     """SVG text of ``graph`` (see ``GraphDot`` for what a graph may be)."""
-    return GraphDot(graph, rankdir=rankdir).svg(annotations)
+    return GraphDot(graph, rankdir=rankdir, hide_bookkeeping=hide_bookkeeping).svg(annotations)
 
 
 def responsive(svg):
@@ -505,13 +663,24 @@ def graph_html(graph, header="", max_nodes=MAX_DRAWN_NODES):
                 f'<div style="overflow:auto;max-height:85vh">{body}</div></div>'
             )
     except GraphvizNotFoundError:
-        note = "The Graphviz 'dot' program is not installed, so the graph is shown as text. " + _INSTALL
+        note = no_layout_note()
     except Exception as e:  # the display must still show something
         note = f"The graph could not be drawn ({type(e).__name__}: {e}); the graph as text:"
-    return f'<div class="lucent-graph">{header}{_text_fallback(graph, note)}</div>'
+    return f'<div class="lucent-graph">{header}{text_fallback_html(graph, note)}</div>'
 
 
-def _text_fallback(graph, note):
+def no_layout_note():
+    """The one-line note shown above the text of a graph that no program can lay out."""
+    if os.environ.get("LUCENT_GRAPHVIZ", "").strip().lower() in ("none", "0", "off", "false", "no"):
+        return "Graph drawing is off (LUCENT_GRAPHVIZ=none); the graph as text:"
+    return (
+        "No Graphviz layout program is installed, so the graph is shown as text "
+        "(pip install graphviz-pure, or apt install graphviz):"
+    )
+
+
+def text_fallback_html(graph, note):
+    """HTML of ``note`` (one line) above the ``dprint`` text of ``graph``."""
     try:
         from lucent.printing import debugprint
 

@@ -360,6 +360,8 @@ class FunctionGraph(AbstractFunctionGraph):
         if var not in self.variables:
             return
         new_var = var.type.filter_variable(new_var, allow_convert=True)
+        if var.owner is not None and new_var.owner is not None:
+            hand_on_trace(var.owner, new_var, self.apply_nodes)
         if verbose:
             print(f"rewriting: rewrite {reason} replaces {var} of {var.owner} with {new_var} of {new_var.owner}")
         for node, i in list(self.clients[var]):
@@ -699,6 +701,29 @@ class FrozenFunctionGraph(AbstractFunctionGraph):
         fgraph = FunctionGraph(fresh, outputs, clone=False)
         return (fgraph, memo) if return_memo else fgraph
 
+
+
+def hand_on_trace(old_node, new_var, known):
+    """Give the nodes a replacement brings into the graph the creation trace of the node they replace.
+
+    A node built by a rewrite records the user frame outside lucent, which is
+    the line that compiled the function; the line that matters to the user
+    is the one that wrote the replaced computation, so it goes first (what
+    the node recorded itself stays after it).
+    """
+    trace = list(getattr(old_node.tag, "trace", None) or [])
+    if not trace:
+        return
+    stack, seen = [new_var.owner], set()
+    while stack:
+        node = stack.pop()
+        if node is None or node in known or node in seen:
+            continue
+        seen.add(node)
+        own = list(getattr(node.tag, "trace", None) or [])
+        if own[: len(trace)] != trace:
+            node.tag.trace = trace + [entry for entry in own if entry not in trace]
+        stack.extend(inp.owner for inp in node.inputs)
 
 __all__ = [
     "AbstractFunctionGraph",

@@ -69,10 +69,25 @@ def user_frame():
     frame = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
-        if not os.path.abspath(code.co_filename).startswith(_LUCENT_DIR) and not _inside_op(frame):
+        if (
+            not os.path.abspath(code.co_filename).startswith(_LUCENT_DIR)
+            and not _inside_op(frame)
+            and not _inside_shell(frame)
+        ):
             return (code.co_filename, frame.f_lineno, code.co_name)
         frame = frame.f_back
     return None
+
+
+#: Modules of the notebook machinery: a node made while they run (a display
+#: hook, a magic) was not written on a line of theirs.
+_SHELL_MODULES = ("IPython.", "ipykernel.", "ipywidgets.", "anywidget.", "traitlets.")
+
+
+def _inside_shell(frame):
+    """Whether ``frame`` is code of IPython, the kernel or the widgets (not the user's cell)."""
+    module = frame.f_globals.get("__name__") or ""
+    return module.startswith(_SHELL_MODULES)
 
 
 def _inside_op(frame):
@@ -91,11 +106,38 @@ def add_tag_trace(thing):
 
 
 def format_trace(trace):
-    """Text form of a trace recorded by :func:`add_tag_trace`."""
+    """Text form of a trace recorded by :func:`add_tag_trace`.
+
+    Code run in a notebook lives in a temporary file of the kernel that
+    means nothing to the user: a line of a cell reads ``In [7], line 3``
+    (the execution count IPython shows), a line of a ``%%graph NAME`` cell
+    ``%%graph NAME, line 5``, as tracebacks in the notebook say.
+    """
     if not trace:
         return "(no creation trace recorded)"
     filename, lineno, name = trace[0]
+    cell = notebook_cell_name(filename)
+    if cell is not None:
+        return f"{cell}, line {lineno}" + (f", in {name}" if name and name != "<module>" else "")
     return f'File "{filename}", line {lineno}, in {name}'
+
+
+def notebook_cell_name(filename):
+    """``"In [7]"`` for the code of IPython cell 7, ``"%%graph NAME"`` for a ``%%graph`` cell, else ``None``.
+
+    IPython is never imported here: a cell exists only when it already runs.
+    """
+    if filename.startswith("<%%graph ") and filename.endswith(">"):
+        return filename[1:-1]
+    ipython = sys.modules.get("IPython")
+    get_ipython = getattr(ipython, "get_ipython", None)
+    if get_ipython is None:
+        return None
+    try:
+        number = get_ipython().compile._filename_map.get(filename)
+    except Exception:  # no shell running, or an IPython without that map
+        return None
+    return None if number is None else f"In [{number}]"
 
 
 def get_variable_trace_string(variable):

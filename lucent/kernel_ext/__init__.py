@@ -7,12 +7,17 @@ It registers
   names at hand), compiles its last expression into a ``lucent.function``
   stored as ``NAME`` and shows its graph;
 * the line magic ``%lucent_profile NAME``, which shows the profile of a
-  function compiled with ``--profile``.
+  function compiled with ``--profile``;
+
+and makes the notebook's tracebacks leave lucent's own frames out
+(``lucent.kernel_ext.tracebacks``; ``config.exception_verbosity="high"``
+keeps them).
 
 ``lucent`` itself never imports this package, so IPython is only needed by
 those who load the extension.
 """
 
+from lucent.kernel_ext import tracebacks
 from lucent.kernel_ext.cell import GraphCellError
 from lucent.kernel_ext.graph_magic import GraphMagics, parse_graph_line, show_graph, show_profile
 
@@ -34,6 +39,7 @@ def load_ipython_extension(ipython):
     shows its progress under the running cell (``config.compile_progress``).
     """
     ipython.register_magics(GraphMagics)
+    tracebacks.install(ipython)
     if getattr(ipython, "kernel", None) is not None:
         from lucent import progress
         from lucent.widgets.compile_progress import notebook_display
@@ -54,6 +60,7 @@ def unload_ipython_extension(ipython):
             if isinstance(getattr(table.get(name), "__self__", None), GraphMagics):
                 del table[name]
     manager.registry.pop(GraphMagics.__name__, None)
+    tracebacks.uninstall(ipython)
     global _previous_display
     if _previous_display is not None:
         from lucent import progress

@@ -60,15 +60,17 @@ import traitlets
 
 from lucent.compile.function_display import function_summary
 from lucent.compile.function_module import Function
-from lucent.compile.profiling import format_bytes
+from lucent.compile.profiling import FEW_CALLS, format_bytes
 from lucent.compile.watch import replay, watch_calls
 from lucent.graph.basic import Apply, Variable
 from lucent.graph.dot import (
     PROBLEM_COLOR,
     Annotation,
     GraphDot,
-    dot_program,
+    GraphvizNotFoundError,
+    no_layout_note,
     op_label,
+    text_fallback_html,
     type_text,
 )
 from lucent.graph.fg import FunctionGraph
@@ -137,9 +139,17 @@ class GraphView(anywidget.AnyWidget):
     min_interval
         Shortest time in seconds between two replays of a call (see the
         module docstring); 0 replays every call.
+    hide_bookkeeping
+        Leave the shape and fill nodes out of the drawing (the
+        ``hide_bookkeeping`` trait, a checkbox in the view; see
+        ``lucent.graph.dot.is_bookkeeping``).
 
-    Raises ``GraphvizNotFoundError`` when the Graphviz ``dot`` program is
-    missing.
+    The search box finds nodes by op, name, id or the line that created
+    them (``find`` does the same in Python).
+
+    Without a Graphviz layout program (see ``lucent.graph.dot``), the view
+    shows the graph as ``dprint`` text under a one-line note instead of the
+    drawing; the details of each node stay available through ``select``.
     """
 
     #: The interval between replays is at least this many times the last replay's duration.
@@ -156,9 +166,10 @@ class GraphView(anywidget.AnyWidget):
     status = traitlets.Unicode("").tag(sync=True)
     has_profile = traitlets.Bool(False).tag(sync=True)
     value_hint = traitlets.Unicode("").tag(sync=True)
+    hide_bookkeeping = traitlets.Bool(False).tag(sync=True)
 
-    def __init__(self, fn_or_variables, *, report=None, profile=None, color_by=None, min_interval=0.5, **kwargs):
-        dot_program()  # fail now, with the install hint, rather than show an empty view
+    def __init__(self, fn_or_variables, *, report=None, profile=None, color_by=None, min_interval=0.5,
+                 hide_bookkeeping=False, **kwargs):
         if not isinstance(min_interval, (int, float)) or isinstance(min_interval, bool) or min_interval < 0:
             raise ValueError(f"min_interval must be a number of seconds >= 0, got {min_interval!r}")
         source = fn_or_variables
@@ -201,6 +212,9 @@ class GraphView(anywidget.AnyWidget):
             )
         self.set_trait("color_by", color_by)
         self.observe(self._on_color_by, names="color_by")
+        self.set_trait("hide_bookkeeping", bool(hide_bookkeeping))
+        self._drawing.hidden = self._drawing.bookkeeping_ids() if hide_bookkeeping else frozenset()
+        self.observe(self._on_hide_bookkeeping, names="hide_bookkeeping")
         self._render(force=True)
         self._report_seen = self._report()
         self._watch = watch_calls(self._fn, self._on_call) if self._fn is not None else None
@@ -314,12 +328,15 @@ class GraphView(anywidget.AnyWidget):
             out[ident] = {
                 "time": row["time"],
                 "time_per_call": row["time_per_call"],
-                "time_percent": row["time_percent"],
+                "time_median": row["time_median"],
+                "timed_calls": row["timed_calls"],
+                "time_percent": row["median_percent"],
                 "bytes": row["bytes"],
                 "output_bytes": row["output_bytes"],
                 "runs": row["runs"],
                 "calls": profile.calls,
-                "time_text": _seconds_text(row["time_per_call"]),
+                "time_text": _seconds_text(row["time_median"]),
+                "noisy": row["timed_calls"] < FEW_CALLS,
                 "bytes_text": format_bytes(row["bytes"]),
                 "note": row["note"],
             }
@@ -336,12 +353,12 @@ class GraphView(anywidget.AnyWidget):
             annotations[ident] = Annotation(fill="#fde8e8", outline=PROBLEM_COLOR, extra=tuple(f"problem: {k}" for k in kinds))
         key = self.color_by
         if key and profile:
-            field = "time" if key == "time" else "bytes"
+            field = "time_median" if key == "time" else "bytes"
             top = max((p[field] for p in profile.values()), default=0) or 0
             for ident, p in profile.items():
                 share = p[field] / top if top > 0 else 0.0
                 note = annotations.get(ident, Annotation())
-                line = (f"{p['time_text']}/call · {p['time_percent']:.0f}%" if field == "time" else p["bytes_text"])
+                line = (f"{p['time_text']}/call · {p['time_percent']:.0f}%" if key == "time" else p["bytes_text"])
                 annotations[ident] = Annotation(
                     fill=ramp_color(share),
                     outline=note.outline,
@@ -352,7 +369,7 @@ class GraphView(anywidget.AnyWidget):
         with self.hold_sync():
             if force or signature != self._annotations:
                 self._annotations = signature
-                self.svg = self._drawing.svg(annotations)
+                self.svg = self._drawing_markup(annotations)
             nodes = {}
             for ident, static in self._static.items():
                 entry = dict(static)
@@ -366,6 +383,17 @@ class GraphView(anywidget.AnyWidget):
             self.has_profile = self._profile() is not None
             self.status = self._status_text(problems, elsewhere)
 
+    def _drawing_markup(self, annotations):
+        """The SVG drawing, or the graph as text under a one-line note when it cannot be laid out."""
+        try:
+            return self._drawing.svg(annotations)
+        except GraphvizNotFoundError:
+            note = no_layout_note()
+        except Exception as e:  # a view must show something rather than fail
+            note = f"The graph could not be drawn ({type(e).__name__}: {e}); the graph as text:"
+        graph = self._fn.maker.fgraph if self._fn is not None else self._drawing.outputs
+        return f'<div class="lucent-gv-text">{text_fallback_html(graph, note)}</div>'
+
     def _status_text(self, problems, elsewhere):
         parts = []
         if self._fn is not None:
@@ -377,6 +405,8 @@ class GraphView(anywidget.AnyWidget):
                     parts.append("newer call waiting (refresh() or end of the cell)")
         if self._replay_error:
             parts.append(f"replay failed: {self._replay_error}")
+        if self._drawing.hidden:
+            parts.append(f"{len(self._drawing.hidden)} shape/fill nodes hidden")
         n = sum(len(p) for p in problems.values()) + elsewhere
         if n:
             text = f"{n} DebugMode problem{'s' if n > 1 else ''}"
@@ -396,6 +426,10 @@ class GraphView(anywidget.AnyWidget):
 
     def _on_color_by(self, change):
         self._render()
+
+    def _on_hide_bookkeeping(self, change):
+        self._drawing.hidden = self._drawing.bookkeeping_ids() if change["new"] else frozenset()
+        self._render(force=True)
 
     # --- calls -----------------------------------------------------------------------
     def _on_call(self, fn, inputs, result):
@@ -462,6 +496,20 @@ class GraphView(anywidget.AnyWidget):
             )
         return self._drawing.id_of(node)
 
+    def find(self, text):
+        """Ids of the nodes whose op, label, id, output names or creation line contain ``text``.
+
+        Case is ignored; the search box of the view matches the same way.
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"find needs a non-empty text to look for, got {text!r}")
+        needle = text.strip().lower()
+        found = []
+        for ident, entry in self._static.items():
+            if needle in _search_text(entry):
+                found.append(ident)
+        return found
+
     def select(self, node_or_id):
         """Select (highlight and show the details of) an Apply node, a variable or a node id; ``None`` clears."""
         self.selected = "" if node_or_id is None else self.node_id(node_or_id)
@@ -491,6 +539,13 @@ def _summary(value):
         return summarize(value)
     except Exception as e:
         return {"kind": "object", "text": f"(no summary: {type(e).__name__}: {e})"}
+
+
+def _search_text(entry):
+    """What the search matches in a node's entry (kept in step with graph_view.js's ``searchText``)."""
+    parts = [entry["id"], entry.get("label", ""), entry.get("op", ""), entry.get("created_at", "")]
+    parts += [o.get("name") or "" for o in entry.get("outputs", [])]
+    return " ".join(parts).lower()
 
 
 def _id_range(ids):

@@ -7,6 +7,12 @@ to the largest), and find the node where memory peaks. ``ProfileView``
 shows the header numbers (calls, times, peak memory and the node reaching
 it, created and input bytes) and one row per node.
 
+Times are typical, not averages: the time column is each node's median
+time per call (one slow first call or stray slow call does not move it),
+with the number of calls it comes from; with fewer than ``FEW_CALLS``
+calls the header says the times are noisy. The mean is in the tooltip.
+Bars stand beside their numbers, never behind them.
+
 Sorting happens in the browser (click a column header), so it works from a
 notebook saved with its widget state; the chosen column is the ``sort_by``
 trait, synced both ways, and ``sorted_rows()`` gives the same order in
@@ -23,7 +29,7 @@ import anywidget
 import traitlets
 
 from lucent.compile.function_module import Function
-from lucent.compile.profiling import ProfileStats
+from lucent.compile.profiling import FEW_CALLS, ProfileStats
 from lucent.compile.watch import watch_calls
 from lucent.widgets.live import Throttle, stop_following
 
@@ -36,7 +42,7 @@ SORT_KEYS = {
     "kind": ("kind", False),
     "bytes": ("bytes", True),
     "live_bytes": ("live_bytes", True),
-    "time": ("time", True),
+    "time": ("time_median", True),
     "runs": ("runs", True),
 }
 
@@ -62,6 +68,8 @@ def _header(profile, rows):
         "failed_calls": profile.failed_calls,
         "call_time": profile.call_time,
         "time_per_call": profile.call_time / calls if calls else 0.0,
+        "call_time_median": profile.call_time_median,
+        "few_calls": FEW_CALLS,
         "node_time": node_time,
         "node_time_percent": 100.0 * node_time / profile.call_time if profile.call_time > 0 else 0.0,
         "compile_time": profile.compile_time,
@@ -96,6 +104,9 @@ def _json_row(row):
         "time": float(row["time"]),
         "time_per_call": float(row["time_per_call"]),
         "time_percent": float(row["time_percent"]),
+        "time_median": float(row["time_median"]),
+        "timed_calls": int(row["timed_calls"]),
+        "median_percent": float(row["median_percent"]),
         "note": row["note"],
     }
 

@@ -25,7 +25,7 @@ from lucent.graph.fg import FunctionGraph
 from lucent.graph.op import Op
 
 needs_dot = pytest.mark.skipif(
-    __import__("shutil").which("dot") is None, reason="the Graphviz 'dot' program is not installed"
+    not dotmod.layout_programs(), reason="no Graphviz layout program ('dot' or 'graphviz-pure') is installed"
 )
 
 #: FAST_RUN's rewrites (Dot22, Composite, Gemm{inplace}) on the Python path: no Numba compile.
@@ -223,12 +223,58 @@ def test_render_errors_say_what_failed():
         render_svg("digraph { this is not dot")
 
 
-def test_missing_dot_names_the_program_and_how_to_install(monkeypatch, tmp_path):
-    monkeypatch.setenv("PATH", str(tmp_path))
+def _no_program_found(monkeypatch):
+    """Hide every layout program: none on PATH, none next to the running Python."""
+    monkeypatch.setattr(dotmod, "_find_program", lambda name: None)
+
+
+def test_missing_dot_names_the_program_and_how_to_install(monkeypatch):
+    _no_program_found(monkeypatch)
     with pytest.raises(GraphvizNotFoundError) as info:
         render_svg("digraph { a }")
     message = str(info.value)
-    assert "'dot'" in message and "apt install graphviz" in message and "conda install graphviz" in message
+    assert "'dot' or 'graphviz-pure'" in message
+    assert "pip install graphviz-pure" in message and "apt install graphviz" in message
+
+
+def test_lucent_graphviz_chooses_the_program(monkeypatch, tmp_path):
+    fake = {"dot": "/usr/bin/dot", "graphviz-pure": "/venv/bin/graphviz-pure"}
+    monkeypatch.setattr(dotmod, "_find_program", fake.get)
+    for value, names in [("", ["dot", "graphviz-pure"]), ("auto", ["dot", "graphviz-pure"]),
+                         ("system", ["dot"]), ("bundled", ["graphviz-pure"]), ("none", []), ("0", [])]:
+        monkeypatch.setenv("LUCENT_GRAPHVIZ", value)
+        assert [name for name, _ in dotmod.layout_programs()] == names, value
+    monkeypatch.setenv("LUCENT_GRAPHVIZ", "none")
+    with pytest.raises(GraphvizNotFoundError, match="LUCENT_GRAPHVIZ=none"):
+        dotmod.dot_program()
+    monkeypatch.setenv("LUCENT_GRAPHVIZ", "bundled")
+    monkeypatch.setattr(dotmod, "_find_program", {"dot": "/usr/bin/dot"}.get)
+    with pytest.raises(GraphvizNotFoundError, match="'graphviz-pure'.*LUCENT_GRAPHVIZ=bundled"):
+        dotmod.dot_program()
+    monkeypatch.setenv("LUCENT_GRAPHVIZ", "graphviz")
+    with pytest.raises(ValueError, match="LUCENT_GRAPHVIZ must be one of 'auto', 'system', 'bundled', 'none'"):
+        dotmod.dot_program()
+
+
+def test_the_bundled_program_is_found_next_to_python(monkeypatch, tmp_path):
+    """A kernel run as ``.venv/bin/python`` has no venv on PATH: graphviz-pure is found all the same."""
+    program = tmp_path / "graphviz-pure"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr(dotmod.sysconfig, "get_path", lambda name: str(tmp_path))
+    monkeypatch.setattr(dotmod.sys, "executable", str(tmp_path / "python"))
+    monkeypatch.setenv("LUCENT_GRAPHVIZ", "bundled")
+    assert dotmod.dot_program() == str(program)
+
+
+@pytest.mark.skipif(dotmod._find_program("graphviz-pure") is None, reason="graphviz-pure is not installed")
+def test_the_bundled_program_draws_what_dot_draws(monkeypatch):
+    monkeypatch.setenv("LUCENT_GRAPHVIZ", "bundled")
+    x = lt.dmatrix("x")
+    svg = graph_svg(lt.exp(x).sum(axis=1))
+    assert svg.startswith("<svg") and "<title>n0</title>" in svg and "lucent&#45;id&#45;n0" in svg
+    assert "Sum{axis=1}" in svg and "float64 (?, ?)" in svg
 
 
 @needs_dot
@@ -238,12 +284,16 @@ def test_graph_html_draws_and_scales_to_its_container():
     assert "max-width:100%" in page and "overflow:auto" in page
 
 
-def test_graph_html_falls_back_to_dprint_without_dot(monkeypatch, tmp_path):
-    monkeypatch.setenv("PATH", str(tmp_path))
+def test_graph_html_falls_back_to_dprint_without_dot(monkeypatch):
+    _no_program_found(monkeypatch)
     a = lt.dvector("a")
     page = graph_html(lt.exp(a))
     assert "<svg" not in page and "<pre>" in page
-    assert "Exp" in page and "not installed" in page and "apt install graphviz" in page
+    assert "Exp" in page and "No Graphviz layout program is installed" in page and "pip install graphviz-pure" in page
+    note = re.search(r"<p [^>]*>(.*?)</p>", page).group(1)
+    assert "\n" not in note  # one line above the text
+    monkeypatch.setenv("LUCENT_GRAPHVIZ", "none")
+    assert "Graph drawing is off (LUCENT_GRAPHVIZ=none)" in graph_html(lt.exp(a))
 
 
 def test_graph_html_falls_back_when_rendering_fails(monkeypatch):

@@ -35,8 +35,10 @@ def _require_browser():
     missing = []
     if not chromium_available():
         missing.append(f"Chromium (Debian package 'chromium'; looked for {CHROMIUM})")
-    if shutil.which("dot") is None:
-        missing.append("Graphviz's dot (Debian package 'graphviz')")
+    from lucent.graph.dot import layout_programs
+
+    if not layout_programs():
+        missing.append("a Graphviz layout program (pip install graphviz-pure, or Debian package 'graphviz')")
     for module in ("playwright", "jupyterlab", "nbformat"):
         try:
             __import__(module)

@@ -6,7 +6,6 @@ that the link is set up between the right traits.
 """
 
 import json
-import shutil
 import types
 
 import numpy as np
@@ -17,8 +16,10 @@ import lucent.tensor as lt
 
 pytest.importorskip("anywidget")
 pytest.importorskip("numba")
-if shutil.which("dot") is None:
-    pytest.skip("DebugReportView draws with the Graphviz 'dot' program", allow_module_level=True)
+from lucent.graph.dot import layout_programs  # noqa: E402
+
+if not layout_programs():
+    pytest.skip("DebugReportView draws with a Graphviz layout program", allow_module_level=True)
 
 import ipywidgets  # noqa: E402
 from ipywidgets.widgets.widget_link import Link  # noqa: E402

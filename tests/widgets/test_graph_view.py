@@ -7,7 +7,6 @@ call "from another cell" is simply a call of the function.
 
 import json
 import re
-import shutil
 import types
 
 import numpy as np
@@ -18,10 +17,12 @@ import lucent.tensor as lt
 from lucent.compile.mode import Mode
 
 pytest.importorskip("anywidget")
-if shutil.which("dot") is None:
-    pytest.skip("GraphView needs the Graphviz 'dot' program", allow_module_level=True)
+from lucent.graph import dot as dotmod  # noqa: E402
 
-from lucent.graph.dot import PROBLEM_COLOR, GraphvizNotFoundError  # noqa: E402
+if not dotmod.layout_programs():
+    pytest.skip("GraphView draws with a Graphviz layout program ('dot' or 'graphviz-pure')", allow_module_level=True)
+
+from lucent.graph.dot import PROBLEM_COLOR  # noqa: E402
 from lucent.widgets import GraphView  # noqa: E402
 from lucent.widgets.graph_view import ramp_color  # noqa: E402
 
@@ -102,11 +103,16 @@ def test_bad_arguments():
         GraphView(fn, report="broken")
 
 
-def test_missing_dot_is_refused_at_construction(monkeypatch, tmp_path):
-    fn, *_ = _layer()
-    monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(GraphvizNotFoundError, match="apt install graphviz"):
-        GraphView(fn)
+def test_without_a_layout_program_the_view_shows_text(monkeypatch):
+    monkeypatch.setattr(dotmod, "_find_program", lambda name: None)
+    fn, x, W, b, h = _layer()
+    view = GraphView(fn)
+    assert "<svg" not in view.svg and "<pre>" in view.svg
+    assert "No Graphviz layout program is installed" in view.svg and "Sigmoid" in view.svg.replace("sigmoid", "Sigmoid")
+    assert view.select("n0") == "n0"  # the details still work
+    fn(np.ones((2, 3)))
+    assert view.nodes["n0"]["outputs"][0]["summary"] is not None
+    view.close()
 
 
 # --- selection ------------------------------------------------------------------------
@@ -331,3 +337,29 @@ def test_a_given_report_is_used():
     report = fn.debug_report
     view = GraphView(fn.maker.fgraph, report=report)
     assert any(n["problems"] for n in view.nodes.values()) and PROBLEM_COLOR in view.svg
+
+
+# --- finding and hiding ----------------------------------------------------------------
+
+def test_find_and_hide_bookkeeping_nodes():
+    x = lt.dmatrix("x")
+    W = lucent.shared(np.ones((3, 2)), name="W")
+    cost = lt.tanh(lt.dot(x, W)).sum()
+    g = lucent.grad(cost, W)
+    view = GraphView([cost, g])
+    shapes = [i for i, e in view.nodes.items() if e["kind"] == "apply" and dotmod.is_bookkeeping(view.drawing.objects[i])]
+    assert shapes, "the gradient leaves shape/fill nodes"
+    assert view.find("tanh") and all("tanh" in view.nodes[i]["label"].lower() for i in view.find("TANH"))
+    assert view.find("W") and set(view.find("n0")) >= {"n0"}
+    with pytest.raises(ValueError, match="non-empty text"):
+        view.find("  ")
+    full = view.svg
+    view.hide_bookkeeping = True
+    assert set(shapes) <= set(view.drawing.hidden)
+    titles = re.findall(r"<title>([^<]*)</title>", view.svg)
+    assert not set(shapes) & set(titles) and "shape/fill nodes hidden" in view.status
+    assert 'style="dotted"' in view.drawing.source() and len(view.svg) < len(full)
+    assert set(view.nodes) == set(view.drawing.objects)  # hidden nodes keep their entries and ids
+    view.hide_bookkeeping = False
+    assert set(shapes) <= set(re.findall(r"<title>([^<]*)</title>", view.svg))
+    view.close()

@@ -76,8 +76,9 @@ def test_sort_orders_match_the_profile():
     assert view.sort_by == "bytes"
     positions = lambda rows: [r["position"] for r in rows]  # noqa: E731
     assert positions(view.sorted_rows()) == positions(f.profile.as_rows("bytes"))
-    view.sort_by = "time"
-    assert positions(view.sorted_rows()) == positions(f.profile.as_rows("time"))
+    view.sort_by = "time"  # typical time: the median per call
+    by_median = sorted(f.profile.as_rows("order"), key=lambda r: (-r["time_median"], r["position"]))
+    assert positions(view.sorted_rows()) == positions(by_median)
     view.sort_by = "order"
     assert positions(view.sorted_rows()) == list(range(len(view.rows)))
     view.sort_reversed = True
@@ -162,3 +163,42 @@ def test_close_stops_following():
     view.close()
     f(np.ones((30, 40)))
     assert view.summary["calls"] == 1 and not view._watch.active
+
+
+def test_times_are_robust_to_one_slow_call():
+    """One call a hundred times slower than the others moves the mean, not the median shown."""
+    x = lt.dvector("x")
+    f = lucent.function([x], lt.exp(x).sum(), profile=True, name="steady", mode="FAST_COMPILE")
+    f(np.ones(3))
+    profile = f.profile
+    node = next(iter(profile.node_call_times))
+    view = ProfileView(profile)
+    assert view.summary["calls"] == 1 and view.summary["calls"] < view.summary["few_calls"]  # the badge
+    # Replace the measured samples by a controlled series: 9 calls of 1 ms, one of 100 ms.
+    profile.node_call_times[node] = [1e-3] * 4 + [0.1] + [1e-3] * 4
+    profile.node_time[node] = sum(profile.node_call_times[node])
+    profile.call_times = list(profile.node_call_times[node])
+    profile.calls = len(profile.call_times)
+    profile.call_time = sum(profile.call_times)
+    view.refresh()
+    [row] = [r for r in view.rows if r["node"] == str(node)]
+    assert row["time_median"] == pytest.approx(1e-3)
+    assert row["time_per_call"] == pytest.approx((8e-3 + 0.1) / 9)  # the mean, pulled up 12x
+    assert row["timed_calls"] == 9
+    assert view.summary["call_time_median"] == pytest.approx(1e-3)
+    assert view.summary["calls"] >= view.summary["few_calls"]
+
+
+def test_profile_keeps_per_call_samples_and_bounds_them(monkeypatch):
+    from lucent.compile import profiling
+
+    monkeypatch.setattr(profiling, "SAMPLES_KEPT", 4)
+    x = lt.dvector("x")
+    f = lucent.function([x], lt.exp(x), profile=True, mode="FAST_COMPILE")
+    for _ in range(6):
+        f(np.ones(3))
+    profile = f.profile
+    assert profile.calls == 6 and len(profile.call_times) == 4
+    assert all(len(v) == 4 for v in profile.node_call_times.values())
+    row = profile.as_rows()[0]
+    assert row["timed_calls"] == 4 and row["time_median"] > 0 and row["median_percent"] == pytest.approx(100.0)

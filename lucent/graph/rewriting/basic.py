@@ -27,7 +27,7 @@ import warnings
 from collections.abc import Sequence
 
 from lucent.graph.basic import Apply, Constant, Variable
-from lucent.graph.fg import InconsistencyError
+from lucent.graph.fg import InconsistencyError, hand_on_trace
 from lucent.graph.op import Op
 from lucent.graph.rewriting.history import RewriteHistory
 
@@ -187,6 +187,8 @@ def replace_validated(fgraph, pairs, reason):
         for old, new in checked:
             if old not in fgraph.variables:
                 continue
+            if old.owner is not None and new.owner is not None:
+                hand_on_trace(old.owner, new, fgraph.apply_nodes)
             for client, i in list(fgraph.clients[old]):
                 fgraph.change_node_input(client, i, new, reason=reason, check=False, import_missing=False)
                 done.append((client, i, old))

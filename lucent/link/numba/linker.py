@@ -189,7 +189,7 @@ class NumbaLinker(Linker):
         storage_map = make_storage_map(fgraph, (), input_storage, output_storage, storage_map)
         input_cells = [storage_map[v] for v in fgraph.inputs]
         output_cells = [storage_map[v] for v in fgraph.outputs]
-        thunk = _make_thunk(program, input_cells, output_cells)
+        thunk = _make_thunk(program, input_cells, output_cells, fgraph)
         thunk.storage_map = storage_map
         thunk.program = program
         inputs = [Container(v, cell) for v, cell in zip(fgraph.inputs, input_cells)]
@@ -201,7 +201,7 @@ class _PythonFallback(Exception):
     """The graph cannot run on Numba at all; the message says why."""
 
 
-def _make_thunk(program, input_cells, output_cells):
+def _make_thunk(program, input_cells, output_cells, fgraph=None):
     fn = program.fn
     arg_cells = [input_cells[k] for k in program.arg_inputs]
     extra = list(program.extra_args)
@@ -221,7 +221,7 @@ def _make_thunk(program, input_cells, output_cells):
             try:
                 results = fn(*args)
             except Exception as exc:
-                annotate_graph_error(exc)
+                annotate_graph_error(exc, fgraph, [c[0] for c in input_cells])
                 raise
             if single:
                 results = (results,)
@@ -237,18 +237,51 @@ def _make_thunk(program, input_cells, output_cells):
     return run
 
 
-def annotate_graph_error(exc):
-    """Say where an error raised inside a compiled graph came from (once)."""
+def annotate_graph_error(exc, fgraph=None, input_values=None):
+    """Say where an error raised inside a compiled graph came from (once).
+
+    The compiled graph is one function: its traceback ends in a kernel,
+    which several nodes may share, and names no node. So the failed call is
+    run again on the reference path (each node's ``perform``), which says
+    which node fails, with its input shapes and the user's line that created
+    it; that note is added to the error. A call that succeeds there, or
+    fails differently, gets the general advice instead.
+    """
     if getattr(exc, "_lucent_annotated", False):
         return
     try:
+        note = None
+        if fgraph is not None and input_values is not None:
+            note = _locate_on_reference_path(fgraph, input_values, type(exc))
         exc.add_note(
-            "Raised inside a Numba-compiled graph (FAST_RUN). Compile the function with "
+            f"Raised inside a Numba-compiled graph (FAST_RUN); {note}"
+            if note is not None
+            else "Raised inside a Numba-compiled graph (FAST_RUN). Compile the function with "
             "mode='FAST_COMPILE' to see which node fails."
         )
         exc._lucent_annotated = True
     except Exception:  # pragma: no cover - annotation must never hide the error
         pass
+
+
+def _locate_on_reference_path(fgraph, input_values, error_type):
+    """The reference path's note on the failing node for these inputs, or ``None``."""
+    from lucent.link.python import PythonLinker
+
+    import copy
+
+    thunk, inputs, _ = PythonLinker(allow_gc=True).accept(fgraph).make_thunk()
+    for container, value in zip(inputs, input_values):
+        # Copies: an in-place node must not change the caller's arrays or a shared value.
+        container.storage[0] = copy.deepcopy(value)
+    try:
+        thunk()
+    except Exception as ref:
+        same_kind = isinstance(ref, error_type) or issubclass(error_type, type(ref))
+        notes = [n for n in getattr(ref, "__notes__", ()) if n.startswith("Apply node that caused the error")]
+        if notes and same_kind:
+            return "the reference path fails at the same call:\n" + notes[0]
+    return None
 
 
 __all__ = ["NumbaLinker", "GraphProgram", "NumbaLinkerWarning", "INLINE_CONSTANT_SIZE"]

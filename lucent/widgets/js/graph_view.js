@@ -124,7 +124,17 @@ function render({ model, el: host }) {
   const zoomIn = el("button", "lucent-gv-btn", "+");
   zoomOut.title = "Zoom out"; zoomIn.title = "Zoom in";
   zoomFit.title = "Fit the width"; zoomOne.title = "Natural size";
-  tools.append(colorLabel, zoomOut, zoomFit, zoomOne, zoomIn);
+  const search = el("input", "lucent-gv-search");
+  search.type = "search";
+  search.placeholder = "Find op, name, line…";
+  search.title = "Find nodes by op, name, id or the line that created them; Enter selects the next";
+  const found = el("span", "lucent-gv-found");
+  const hideLabel = el("label", "lucent-gv-hide");
+  const hideBox = el("input");
+  hideBox.type = "checkbox";
+  hideLabel.append(hideBox, el("span", "", " hide shape/fill"));
+  hideLabel.title = "Leave out the nodes that only handle shapes or broadcast fills";
+  tools.append(search, found, hideLabel, colorLabel, zoomOut, zoomFit, zoomOne, zoomIn);
   header.append(title, status, tools);
 
   const body = el("div", "lucent-gv-body");
@@ -194,7 +204,36 @@ function render({ model, el: host }) {
     }
     applyZoom();
     highlight(false);
+    if (search.value) runSearch();
   }
+
+  // Search: the same fields as GraphView.find in Python.
+  let matches = [];
+  let matchIndex = -1;
+  function searchText(info) {
+    const names = (info.outputs || []).map((o) => o.name || "");
+    return [info.id, info.label || "", info.op || "", info.created_at || "", ...names].join(" ").toLowerCase();
+  }
+  function runSearch() {
+    const needle = search.value.trim().toLowerCase();
+    const nodes = model.get("nodes") || {};
+    matches = needle ? Object.values(nodes).filter((n) => searchText(n).includes(needle)).map((n) => n.id) : [];
+    matchIndex = -1;
+    for (const [id, g] of groups) g.classList.toggle("lucent-gv-match", matches.includes(id));
+    found.textContent = needle ? `${matches.length} found` : "";
+  }
+  search.addEventListener("input", runSearch);
+  search.addEventListener("keydown", (ev) => {
+    if (ev.key !== "Enter" || !matches.length) return;
+    matchIndex = (matchIndex + 1) % matches.length;
+    const id = matches[matchIndex];
+    if (model.get("selected") !== id) select(id);
+    found.textContent = `${matchIndex + 1} of ${matches.length}`;
+  });
+  hideBox.addEventListener("change", () => {
+    model.set("hide_bookkeeping", hideBox.checked);
+    model.save_changes();
+  });
 
   function select(id) {
     model.set("selected", model.get("selected") === id ? "" : id);
@@ -290,7 +329,8 @@ function render({ model, el: host }) {
       const p = section(details, "Profile");
       const t = el("table", "lucent-gv-stats");
       const rows = [
-        ["time / call", `${info.profile.time_text} (${info.profile.time_percent.toFixed(1)}% of node time)`],
+        ["time / call", `${info.profile.time_text} median of ${info.profile.timed_calls} call${info.profile.timed_calls === 1 ? "" : "s"}` +
+          ` (${info.profile.time_percent.toFixed(1)}% of node time)${info.profile.noisy ? " · few calls: noisy" : ""}`],
         ["new bytes", info.profile.bytes_text],
         ["runs", String(info.profile.runs)],
       ];
@@ -323,6 +363,7 @@ function render({ model, el: host }) {
     status.textContent = model.get("status") || "";
     colorSel.value = model.get("color_by") || "";
     colorLabel.style.display = model.get("has_profile") ? "" : "none";
+    hideBox.checked = !!model.get("hide_bookkeeping");
   }
 
   colorSel.addEventListener("change", () => {
@@ -341,7 +382,7 @@ function render({ model, el: host }) {
   model.on("change:svg", onSvg);
   model.on("change:nodes", onNodes);
   model.on("change:selected", onSelected);
-  for (const k of ["title", "status", "color_by", "has_profile"]) model.on(`change:${k}`, onHeader);
+  for (const k of ["title", "status", "color_by", "has_profile", "hide_bookkeeping"]) model.on(`change:${k}`, onHeader);
 
   const resize = new ResizeObserver(() => applyZoom());
   resize.observe(pane);
@@ -356,7 +397,7 @@ function render({ model, el: host }) {
     model.off("change:svg", onSvg);
     model.off("change:nodes", onNodes);
     model.off("change:selected", onSelected);
-    for (const k of ["title", "status", "color_by", "has_profile"]) model.off(`change:${k}`, onHeader);
+    for (const k of ["title", "status", "color_by", "has_profile", "hide_bookkeeping"]) model.off(`change:${k}`, onHeader);
   };
 }
 

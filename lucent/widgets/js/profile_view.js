@@ -9,7 +9,7 @@ const SORT_KEYS = {
   kind: ["kind", false],
   bytes: ["bytes", true],
   live_bytes: ["live_bytes", true],
-  time: ["time", true],
+  time: ["time_median", true],
   runs: ["runs", true],
 };
 
@@ -21,7 +21,7 @@ const COLUMNS = [
   ["kind", "Kind", ""],
   ["bytes", "Bytes", "lucent-pv-barcell"],
   ["live_bytes", "Live bytes", "lucent-pv-barcell"],
-  ["time", "Time / call", "lucent-pv-barcell"],
+  ["time", "Median / call", "lucent-pv-barcell"],
   ["time", "% time", "lucent-pv-num"],
   ["runs", "Runs", "lucent-pv-num"],
 ];
@@ -69,13 +69,17 @@ function sortRows(rows, sortBy, reversed) {
   return reversed ? out.reverse() : out;
 }
 
+// The number, then its bar in a track of its own to the right: a bar never
+// lies under the text it measures.
 function barCell(text, value, max, cls) {
   const td = el("td", "lucent-pv-barcell");
-  const wrap = el("div", "lucent-pv-bar-wrap");
+  const box = el("div", "lucent-pv-barbox");
+  const track = el("div", "lucent-pv-bar-track");
   const bar = el("div", `lucent-pv-bar ${cls}`);
   bar.style.width = max > 0 ? `${Math.max(0, (100 * value) / max).toFixed(1)}%` : "0";
-  wrap.appendChild(bar);
-  td.append(wrap, el("span", "lucent-pv-bar-label", text));
+  track.appendChild(bar);
+  box.append(el("span", "lucent-pv-bar-label", text), track);
+  td.appendChild(box);
   return td;
 }
 
@@ -120,7 +124,7 @@ function render({ model, el: root }) {
     stats.append(
       stat("Calls", String(s.calls) + (s.failed_calls ? ` (+${s.failed_calls} failed)` : "")),
       stat("Total time", formatTime(s.call_time)),
-      stat("Per call", formatTime(s.time_per_call)),
+      stat("Per call", formatTime(s.call_time_median), `median of ${s.calls} call${s.calls === 1 ? "" : "s"} (mean ${formatTime(s.time_per_call)})`),
       stat("In nodes", `${s.node_time_percent.toFixed(0)}%`, "share of the call time spent in the nodes; the rest is the linker's own work"),
     );
     if (s.compile_time) stats.appendChild(stat("Compile time", formatTime(s.compile_time), "spent compiling during calls, excluded from the times"));
@@ -133,6 +137,12 @@ function render({ model, el: root }) {
         peak.appendChild(where);
       }
       stats.append(peak, stat("Created / call", formatBytes(s.created), "bytes allocated by one call (views and in-place outputs cost 0)"));
+    }
+    if (s.calls < (s.few_calls || 5)) {
+      const few = el("div", "lucent-pv-few",
+        `${s.calls} call${s.calls === 1 ? "" : "s"}: times are noisy`);
+      few.title = `medians from fewer than ${s.few_calls || 5} calls; call the function more for typical times`;
+      stats.appendChild(few);
     }
     stats.appendChild(stat("Inputs", s.input_bytes === null || s.input_bytes === undefined ? "not recorded" : formatBytes(s.input_bytes), "size of the graph inputs in the last call"));
     root.appendChild(stats);
@@ -166,7 +176,7 @@ function render({ model, el: root }) {
     const thead = el("thead");
     thead.appendChild(hrow);
     const tbody = el("tbody");
-    const maxTime = Math.max(0, ...rows.map((r) => r.time_per_call));
+    const maxTime = Math.max(0, ...rows.map((r) => r.time_median));
     const maxBytes = Math.max(0, ...rows.map((r) => r.bytes));
     const maxLive = Math.max(0, ...rows.map((r) => r.live_bytes));
     for (const r of sortRows(rows, sortBy, reversed)) {
@@ -189,8 +199,10 @@ function render({ model, el: root }) {
       tr.appendChild(kind);
       tr.appendChild(barCell(formatBytes(r.bytes), r.bytes, maxBytes, "lucent-pv-bar-bytes"));
       tr.appendChild(barCell(formatBytes(r.live_bytes), r.live_bytes, maxLive, "lucent-pv-bar-live"));
-      tr.appendChild(barCell(formatTime(r.time_per_call), r.time_per_call, maxTime, "lucent-pv-bar-time"));
-      tr.appendChild(el("td", "lucent-pv-num", `${r.time_percent.toFixed(1)}%`));
+      const timeCell = barCell(formatTime(r.time_median), r.time_median, maxTime, "lucent-pv-bar-time");
+      timeCell.title = `median of ${r.timed_calls} call${r.timed_calls === 1 ? "" : "s"}; mean ${formatTime(r.time_per_call)}`;
+      tr.appendChild(timeCell);
+      tr.appendChild(el("td", "lucent-pv-num", `${r.median_percent.toFixed(1)}%`));
       tr.appendChild(el("td", "lucent-pv-num", String(r.runs)));
       tbody.appendChild(tr);
     }
