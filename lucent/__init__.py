@@ -40,3 +40,6 @@ from lucent.compile import (  # noqa: E402,F401
 )
 from lucent.gradient import grad, jacobian, hessian  # noqa
 from lucent.compile.builders import OpFromGraph  # noqa: E402,F401
+from lucent.ifelse import ifelse  # noqa: E402,F401  (as in PyTensor, shadows the module name)
+from lucent.scan.basic import scan  # noqa: E402,F401  (as in PyTensor, shadows the module name)
+from lucent.scan.views import map  # noqa: E402,F401

@@ -20,6 +20,7 @@ import os
 
 from lucent.configparser import (
     BoolParam,
+    ConfigParam,
     EnumStr,
     IntParam,
     LucentConfigParser,
@@ -48,6 +49,16 @@ NO_C_BACKEND = (
 def _default_compiledir():
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "lucent")
+
+
+def _lazy_flag(value):
+    if value in (None, "None"):
+        return None
+    if value in (True, "True", "true", "1", 1):
+        return True
+    if value in (False, "False", "false", "0", 0):
+        return False
+    raise ValueError(f"vm__lazy takes None, False or True, not {value!r}")
 
 
 def _add_core_flags(config):
@@ -105,12 +116,18 @@ def _add_core_flags(config):
                EnumStr("warn", ["raise", "ignore"]))
     config.add("cache_uncacheable", "What to do when a graph cannot be cached on disk.",
                EnumStr("ignore", ["warn", "raise"]))
-    config.add("DebugMode__check_preallocated_output", "Unused; kept for compatibility.",
+    config.add("DebugMode__check_preallocated_output", "DebugMode reruns each node's perform "
+               "with pre-allocated output cells: ':'-separated modes among initial, previous, "
+               "c_contiguous, f_contiguous, strided, wrong_size, ALL ('' : none).",
                StrParam(""))
     config.add("cycle_detection", "How in-place rewrites are checked for cycles: lucent's "
                "DestroyHandler runs one exact check whatever the value ('regular' or 'fast'); "
                "accepted for compatibility with PyTensor programs.",
                EnumStr("regular", ["fast"]))
+    config.add("vm__lazy", "VMLinker(lazy=None) reads it: True runs graphs lazily (an op's lazy "
+               "thunk asks for the inputs it needs), False runs every node, None (default) "
+               "runs lazily exactly when the graph has a lazy node.",
+               ConfigParam(None, validate=_lazy_flag))
 
 
 def _add_debug_flags(config):
@@ -122,8 +139,15 @@ def _add_debug_flags(config):
                "(lucent's compiled code is Numba).", BoolParam(True))
     config.add("DebugMode__check_py", "DebugMode checks each node's perform (always run: it is "
                "the reference).", BoolParam(True))
-    config.add("DebugMode__check_strides", "DebugMode.require_matching_strides (0: no check); "
-               "kept on the mode.", IntParam(0))
+    config.add("DebugMode__check_strides", "DebugMode compares the strides of perform's and "
+               "the Numba kernel's outputs: 0 no check, 1 warn, 2 raise StrideMismatch.",
+               IntParam(0))
+    config.add("DebugMode__check_finite", "DebugMode reports a node producing NaN/Inf from "
+               "finite inputs (NonFiniteOutput, an InvalidValueError).", BoolParam(False))
+    config.add("DebugMode__check_preallocated_output_ndim", "How many inner dimensions the "
+               "'strided' pre-allocation of DebugMode varies.", IntParam(4))
+    config.add("DebugMode__check_determinism", "DebugMode runs every node again, in another "
+               "valid order, on the same inputs and compares the outputs.", BoolParam(True))
     config.add("profile_optimizer", "Profiles (profile=True) also list the rewrites applied "
                "when the function was compiled (a 'Rewriter Profile' section).", BoolParam(False))
     config.add("NanGuardMode__nan_is_error", "NanGuardMode() stops at NaN by default.",

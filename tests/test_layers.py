@@ -32,6 +32,7 @@ LAYERS = {
     "configdefaults": 0,
     "configparser": 0,
     "utils": 0,
+    "npy_2_compat": 0,
     "graph": 1,
     "tensor": 2,
     "scalar": 2,
@@ -67,11 +68,21 @@ EXCEPTIONS = {
     ("lucent.tensor.sharedvar", "lucent.compile.sharedvalue"): (
         "PyTensor's path of the tensor shared constructor; SharedVariable lives in compile"
     ),
+    ("lucent.tensor.random.variable", "lucent.compile.sharedvalue"): (
+        "PyTensor's path of the shared generator (shared_rng); SharedVariable lives in compile"
+    ),
     ("lucent.sparse.sharedvar", "lucent.compile.sharedvalue"): (
         "PyTensor's path of the sparse shared constructor; SharedVariable lives in compile"
     ),
     ("lucent.link.numba.dispatch.tensor_basic", "lucent.compile.ops"): (
         "the kernels of DeepCopyOp and ViewOp, which live at PyTensor's path in compile"
+    ),
+    # scan: an op whose perform runs a compiled inner function, so it sits with compile.
+    ("lucent.gradient.jacobian", "lucent.scan.basic"): (
+        "a jacobian whose length is known only at run time loops with scan, as PyTensor's does"
+    ),
+    ("lucent.link.numba.dispatch.scan", "lucent.scan.op"): (
+        "the Scan kernel is generated from the op's description of its inputs and outputs"
     ),
     # Debugging helpers that compile or print on request (imports inside functions).
     ("lucent.gradient.verify", "lucent.compile"): "verify_grad compiles the functions it checks",

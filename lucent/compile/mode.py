@@ -57,6 +57,17 @@ predefined_optimizers: dict = {
 }
 predefined_optimizers["stabilize"].position_cutoff = 1.5000001
 
+# PyTensor's module-level names of the predefined queries.
+OPT_FAST_RUN = predefined_optimizers["fast_run"]
+OPT_FAST_COMPILE = predefined_optimizers["fast_compile"]
+OPT_MERGE = predefined_optimizers["merge"]
+OPT_MINIMUM = predefined_optimizers["minimum_compile"]
+OPT_FAST_RUN_STABLE = predefined_optimizers["fast_run_stable"]
+OPT_STABILIZE = predefined_optimizers["stabilize"]
+OPT_O2 = predefined_optimizers["o2"]
+OPT_O3 = predefined_optimizers["o3"]
+OPT_UNSAFE = predefined_optimizers["unsafe"]
+
 _PYTHON_LINKER_NAMES = {"py", "python", "perform"}
 # PyTensor's linkers that use its C backend. lucent has none: they run on
 # the Numba linker, which is lucent's compiled path (``_nogc`` keeps

@@ -26,8 +26,15 @@ from lucent.tensor.math import *  # noqa: F401,F403
 from lucent.tensor.shape import *  # noqa: F401,F403
 from lucent.tensor.subtensor import *  # noqa: F401,F403
 from lucent.tensor.special import *  # noqa: F401,F403
+from lucent.tensor.extra_ops import *  # noqa: F401,F403,E402
+from lucent.tensor.sort import argsort, sort  # noqa: F401,E402
+from lucent.tensor.selection import where  # noqa: F401,E402  (one-argument form: nonzero)
 from lucent.tensor import sharedvar as _sharedvar  # noqa: F401  (registers the shared constructor)
 from lucent.tensor import linalg  # noqa: F401,E402
 from lucent.tensor import rewriting as _rewriting  # noqa: F401,E402  (registers the rewrites)
 from lucent.tensor import vectorize as _vectorize  # noqa: F401,E402  (registers vectorize_graph rules)
+from lucent.tensor import blockwise  # noqa: F401,E402  (pytensor.tensor.blockwise)
+from lucent.tensor.einsum import einsum, tensordot  # noqa: F401,E402
+from lucent.tensor.functional import vectorize  # noqa: F401,E402  (pt.vectorize; the rules module stays importable)
+from lucent.tensor import random  # noqa: F401,E402  (pytensor.tensor.random)
 from lucent.gradient import grad, hessian, jacobian  # noqa: F401,E402

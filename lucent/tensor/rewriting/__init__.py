@@ -8,6 +8,7 @@ fusion and in-place (``elemwise``, ``fused_reduction``, ``inplace``).
 from lucent.tensor.rewriting import (  # noqa: F401
     assumptions,
     basic,
+    blockwise,
     elemwise,
     fused_reduction,
     inplace,

@@ -28,11 +28,20 @@ KERNEL_MODULES = (
     "tensor_basic",
     "blas",
     "linalg",
+    "linalg_decomposition",
+    "linalg_solve",
+    "blockwise",
     "assumptions",
     "builders",
+    "scan",
+    "ifelse",
     "gradient",
     "c_op",
     "printing",
+    "random",
+    "raise_op",
+    "extra_ops",
+    "sort",
 )
 
 
