@@ -186,7 +186,7 @@ class TensorType(Type):
                 "a function is called with numbers (ndarrays), not with (possibly shared) "
                 "variables; pass shared_var.get_value() for a shared variable's value"
             )
-        if isinstance(data, np.ndarray) and type(data) is not np.ndarray:
+        if isinstance(data, (np.matrix, np.ma.MaskedArray)):
             data = _plain_ndarray(self, data)
         if isinstance(data, np.ndarray) and data.dtype == self.numpy_dtype:
             pass
@@ -549,13 +549,16 @@ def _shape_str(shape):
 
 
 def _plain_ndarray(type_, data):
-    """An ndarray subclass value as a plain ndarray view, or ``TypeError``.
+    """A ``np.matrix`` or masked array as a plain ndarray view, or ``TypeError``.
 
-    Subclasses change what operators mean (``np.matrix``: ``*`` is a matrix
-    product and every result stays 2-d), so an op's ``perform`` would compute
-    something else than its Numba kernel, which only sees the buffer. The
-    plain view has the same memory, so nothing is copied. A masked array is
-    refused: dropping its mask would silently use the masked-out values.
+    These two subclasses change what operators mean (``np.matrix``: ``*`` is
+    a matrix product and every result stays 2-d; a masked array skips its
+    masked elements), so an op's ``perform`` would compute something else
+    than its Numba kernel, which only sees the buffer. The plain view has
+    the same memory, so nothing is copied. A masked array with masked
+    elements is refused: dropping its mask would silently use the
+    masked-out values. Other subclasses (``np.memmap``, a user's subclass
+    that keeps NumPy's operators) are taken as they are, as PyTensor does.
     """
     if isinstance(data, np.ma.MaskedArray):
         if np.ma.getmask(data) is np.ma.nomask or not np.ma.getmaskarray(data).any():

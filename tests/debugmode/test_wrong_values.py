@@ -38,6 +38,18 @@ def test_subclass_filter_keeps_memory_and_refuses_masked_values():
     assert type(lucent.shared(np.matrix([[1.0]])).get_value()) is np.ndarray
 
 
+def test_subclasses_that_keep_numpys_operators_are_taken_as_they_are(tmp_path):
+    t = lt.dvector().type
+
+    class Tagged(np.ndarray):
+        pass
+
+    tagged = np.arange(3.0).view(Tagged)
+    assert t.filter(tagged) is tagged
+    mapped = np.memmap(tmp_path / "data.bin", dtype="float64", mode="w+", shape=(3,))
+    assert t.filter(mapped) is mapped
+
+
 def test_profile_summaries_print_to_the_current_stdout():
     from lucent.compile.profiling import print_profiles
 
