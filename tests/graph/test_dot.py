@@ -230,6 +230,7 @@ def _no_program_found(monkeypatch):
 
 def test_missing_dot_names_the_program_and_how_to_install(monkeypatch):
     _no_program_found(monkeypatch)
+    monkeypatch.setenv("LUCENT_GRAPHVIZ", "auto")  # the message of the default choice
     with pytest.raises(GraphvizNotFoundError) as info:
         render_svg("digraph { a }")
     message = str(info.value)
