@@ -35,13 +35,13 @@ from lucent.link.numba.dispatch.basic import kernel_from_source, numba_funcify
 from lucent.link.numba.dispatch.scalar import VECMATH_IMPORT, scalar_program
 from lucent.tensor.elemwise import DimShuffle, Elemwise
 
-ELEMWISE_VERSION = 1
+ELEMWISE_VERSION = 2
 BLOCK = 512
 
 HELPER_IMPORT = (
     VECMATH_IMPORT
     + f"\n# elemwise helpers v{ELEMWISE_VERSION}\n"
-    + "from lucent.link.numba.dispatch.elemwise import is_c_layout, flat_view, inplace_target\n"
+    + "from lucent.link.numba.dispatch.elemwise import is_c_layout, flat_view, inplace_target, length_mismatch\n"
 )
 
 #: Kernel options: NumPy's error model (float division by zero gives inf,
@@ -67,7 +67,7 @@ def is_c_layout(x):  # pragma: no cover - replaced by the overload
     raise NotImplementedError
 
 
-@overload(is_c_layout, inline="always")
+@overload(is_c_layout)
 def _ol_is_c_layout(x):
     result = isinstance(x, types.Array) and x.layout == "C"
     return lambda x: result
@@ -77,7 +77,7 @@ def flat_view(x):  # pragma: no cover - replaced by the overload
     raise NotImplementedError
 
 
-@overload(flat_view, inline="always")
+@overload(flat_view)
 def _ol_flat_view(x):
     if x.layout == "C":
         return lambda x: x.reshape(x.size)
@@ -127,6 +127,15 @@ def _ol_inplace_target(target, shape):
 
 
 @register_jitable
+def length_mismatch(n, lengths):
+    """0 when every length is ``n``; else 2 if the first that differs (or ``n``) is 1, else 1."""
+    for m in lengths:
+        if m != n:
+            return 2 if (m == 1 or n == 1) else 1
+    return 0
+
+
+@register_jitable
 def conflicts(target, other):
     return _conflicts(target, other)
 
@@ -152,15 +161,20 @@ def broadcast_shape_lines(in_static, nd, who="Elemwise"):
         ones = [j for j in range(len(in_static)) if in_static[j][d] == 1]
         if full:
             lines.append(f"n{d} = i{full[0]}.shape[{d}]")
-            for j in full[1:]:
-                lines.append(f"if i{j}.shape[{d}] != n{d}:")
-                lines.append(f"    if i{j}.shape[{d}] == 1 or n{d} == 1:")
+            if len(full) > 1:
+                # The first mismatch decides the message, raised once per
+                # dimension: a raise per input would make Numba release
+                # every live array on every raise path (quadratic code).
+                lengths = "".join(f"i{j}.shape[{d}], " for j in full[1:])
+                lines.append(f"bad{d} = length_mismatch(n{d}, ({lengths}))")
+                lines.append(f"if bad{d} == 2:")
                 lines.append(
-                    f"        raise ValueError('{who}: input shapes are not compatible in dimension {d}: "
+                    f"    raise ValueError('{who}: input shapes are not compatible in dimension {d}: "
                     "an input has length 1 there at run time but its type does not say so. Runtime "
                     "broadcasting is not allowed: give the variable a static shape with 1 there "
                     "(e.g. lt.tensor(shape=(1, None)) or specify_shape)')"
                 )
+                lines.append(f"if bad{d} == 1:")
                 lines.append(f"    raise ValueError('{who}: input shapes are not compatible in dimension {d}')")
         else:
             lines.append(f"n{d} = 1")
@@ -184,8 +198,22 @@ class ElemwiseCodegen:
         self.in_dtypes = [i.type.dtype for i in node.inputs]
         self.out_dtypes = [o.type.dtype for o in node.outputs]
         self.inplace = dict(op.inplace_pattern)
-        self.prog = scalar_program(op.scalar_op, self.in_dtypes, [f"a{j}" for j in range(self.nin)])
+        self._programs = {}
+        self.prog = self._program("")
         self.checks = self.prog.checks()
+
+    def _program(self, tag):
+        """The scalar program with its names prefixed by ``tag``.
+
+        Each loop body of the kernel gets its own names: a name assigned in
+        two loops makes Numba's SSA reconstruction rewrite every block for
+        it, which grows with the square of the kernel's size (a fused chain
+        of 60 ``tanh`` spent most of its compile there).
+        """
+        if tag not in self._programs:
+            names = [f"{tag}a{j}" for j in range(self.nin)]
+            self._programs[tag] = scalar_program(self.op.scalar_op, self.in_dtypes, names, prefix=f"{tag}t")
+        return self._programs[tag]
 
     # --- classification of inputs ---------------------------------------------
     def _bcast_dims(self, j):
@@ -218,12 +246,14 @@ class ElemwiseCodegen:
                 lines.append(f"out{o} = empty_output(shape, np.{dtype})")
         return lines
 
-    def _body(self, reads, stores, fast, flag=None):
-        lines = list(reads)
-        lines += self.prog.lines(fast=fast)
+    def _body(self, reads, stores, fast, flag=None, tag=""):
+        """One element: ``reads`` are the input expressions, ``stores`` the output targets."""
+        prog = self._program(tag)
+        lines = [f"{name} = {expr}" for name, expr in zip(prog.input_names, reads)]
+        lines += prog.lines(fast=fast)
         if fast and flag:
-            lines.append(f"{flag} |= not ({' and '.join(self.checks)})")
-        for o, (target, value) in enumerate(zip(stores, self.prog.outputs)):
+            lines.append(f"{flag} |= not ({' and '.join(prog.checks())})")
+        for o, (target, value) in enumerate(zip(stores, prog.outputs)):
             lines.append(f"{target} = np.{self.out_dtypes[o]}({value})" if self.out_dtypes[o] != "bool" else f"{target} = {value}")
         return lines
 
@@ -236,7 +266,7 @@ class ElemwiseCodegen:
         lines += [f"    for {loop} in range({start} + blk, {start} + stop):"]
         lines += _indent(self._body(reads, targets, True, flag="bad"), 2)
         lines += ["    if bad:", f"        for {loop} in range({start} + blk, {start} + stop):"]
-        lines += _indent(self._body(reads, stores, False), 3)
+        lines += _indent(self._body(reads, stores, False, tag="s"), 3)
         if buffered_stores:
             lines += ["    else:", f"        for {loop} in range({start} + blk, {start} + stop):"]
             lines += _indent(copy_back, 3)
@@ -252,10 +282,10 @@ class ElemwiseCodegen:
         for j in range(self.nin):
             if self._kind(j) == "scalar":
                 pre.append(f"s{j} = i{j}[{', '.join(['0'] * self.nd)}]" if self.nd else f"s{j} = i{j}[()]")
-                reads.append(f"a{j} = s{j}")
+                reads.append(f"s{j}")
             else:
                 pre.append(f"f{j} = flat_view(i{j})")
-                reads.append(f"a{j} = f{j}[k]")
+                reads.append(f"f{j}[k]")
         for o in range(len(self.out_dtypes)):
             pre.append(f"g{o} = flat_view(out{o})")
         stores = [f"g{o}[k]" for o in range(len(self.out_dtypes))]
@@ -270,7 +300,7 @@ class ElemwiseCodegen:
     def _nested_lines(self, fast=True):
         nd = self.nd
         if nd == 0:
-            reads = [f"a{j} = i{j}[()]" for j in range(self.nin)]
+            reads = [f"i{j}[()]" for j in range(self.nin)]
             stores = [f"out{o}[()]" for o in range(len(self.out_dtypes))]
             return self._body(reads, stores, False)
         lines = []
@@ -282,7 +312,7 @@ class ElemwiseCodegen:
         def index(j):
             return ", ".join("0" if self.in_static[j][d] == 1 else f"k{d}" for d in range(nd))
 
-        reads = [f"a{j} = i{j}[{index(j)}]" for j in range(self.nin)]
+        reads = [f"i{j}[{index(j)}]" for j in range(self.nin)]
         oidx = ", ".join(f"k{d}" for d in range(nd))
         stores = [f"out{o}[{oidx}]" for o in range(len(self.out_dtypes))]
         buffered, copy_back = None, None
@@ -295,7 +325,7 @@ class ElemwiseCodegen:
         if fast:
             inner = self._blocked(last, reads, stores, buffered, copy_back, f"n{nd - 1}", "0")
         else:
-            inner = [f"for {last} in range(n{nd - 1}):"] + _indent(self._body(reads, stores, False), 1)
+            inner = [f"for {last} in range(n{nd - 1}):"] + _indent(self._body(reads, stores, False, tag="n"), 1)
             pre = []
         return pre + lines + _indent(inner, depth)
 
