@@ -380,6 +380,10 @@ class Apply(AbstractApply):
         if remake_node:
             new_node = self.op.make_node(*new_inputs)
             new_node.tag = copy_tag(self.tag, new_node.tag)
+            # A re-made node is still "the same" computation: keep its outputs' names.
+            for old_out, new_out in zip(self.outputs, new_node.outputs):
+                if new_out.name is None:
+                    new_out.name = old_out.name
         else:
             new_node = self.clone()
             new_node.inputs = new_inputs

@@ -33,7 +33,8 @@ def _normalise_replace(replace):
     return out
 
 
-def clone_replace(output, replace=None, strict=True, share_inputs=True, copy_inputs=None):
+def clone_replace(output, replace=None, strict=True, share_inputs=True, copy_inputs=None,
+                  rebuild_strict=None):
     """Clone the graph of ``output`` with the variables of ``replace`` substituted.
 
     ``replace`` is a dict or a list of ``(old, new)`` pairs. Graph inputs are
@@ -41,7 +42,10 @@ def clone_replace(output, replace=None, strict=True, share_inputs=True, copy_inp
     be compiled together with the original. A replacement whose type differs
     is converted with ``old.type.filter_variable(new)``; with ``strict=False``
     the ops are re-made so output types follow the new inputs.
+    ``rebuild_strict`` is PyTensor's name for ``strict``.
     """
+    if rebuild_strict is not None:
+        strict = rebuild_strict
     if copy_inputs is not None:
         share_inputs = not copy_inputs
     pairs = _normalise_replace(replace)

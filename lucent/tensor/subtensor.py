@@ -550,6 +550,24 @@ def set_subtensor(x, y, inplace=False, tolerate_inplace_aliasing=False):
                          tolerate_inplace_aliasing=tolerate_inplace_aliasing)
 
 
+def as_index_constant(a):
+    """An index entry with its Python integers made int64 scalar constants (slices entry by entry).
+
+    ``None`` and variables are returned as they are; anything else goes
+    through ``as_tensor_variable``. Indexing with the result builds the same
+    node as indexing with the original literals.
+    """
+    if a is None or isinstance(a, Variable):
+        return a
+    if isinstance(a, slice):
+        return slice(as_index_constant(a.start), as_index_constant(a.stop), as_index_constant(a.step))
+    if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)):
+        from lucent.scalar.basic import ScalarConstant, int64
+
+        return ScalarConstant(int64, int(a))
+    return as_tensor_variable(a)
+
+
 def take(a, indices, axis=None):
     """``numpy.take``: ``a.flatten()[indices]`` or ``a[..., indices, ...]`` along ``axis``."""
     from lucent.tensor.basic import flatten
@@ -586,6 +604,7 @@ __all__ = [
     "advanced_inc_subtensor1",
     "advanced_set_subtensor1",
     "advanced_subtensor1",
+    "as_index_constant",
     "getitem",
     "inc_subtensor",
     "set_subtensor",

@@ -483,3 +483,7 @@ def _register_vectorize():
 
 
 _register_vectorize()
+
+
+# Defined in its own module (it wraps RandomVariable); importable from here as in PyTensor.
+from lucent.tensor.random.core_shape import RandomVariableWithCoreShape  # noqa: E402

@@ -24,6 +24,7 @@ from lucent.tensor.elemwise import Elemwise
 from lucent.tensor.math import ReducedSize
 from lucent.tensor.rewriting.basic import _is_length_of, fit_to_output
 from lucent.tensor.rewriting.registry import register_canonicalize, register_specialize
+from lucent.tensor.rewriting.shape_feature import ShapeFeature, ShapeOptimizer, UnShapeOptimizer
 from lucent.tensor.shape import Reshape, Shape, Shape_i
 from lucent.tensor.type import TensorType
 
@@ -297,6 +298,9 @@ register_canonicalize(local_reshape_reshape, "fast_compile")
 
 
 __all__ = [
+    "ShapeFeature",
+    "ShapeOptimizer",
+    "UnShapeOptimizer",
     "local_shape_to_constant",
     "local_shape_i_to_constant",
     "local_subtensor_of_shape",

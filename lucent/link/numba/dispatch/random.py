@@ -18,12 +18,21 @@ what every kernel here does:
   draw); families needing two passes (``betabinom``) or a core dimension
   (``dirichlet``, ``multinomial``, ``categorical``) have their own loops.
 
-Families whose NumPy algorithm Numba does not provide (``vonmises``, ``truncexpon``,
-``hypergeometric``, ``wald``) and those drawn through linear algebra or
-set logic (``multivariate_normal``, ``permutation``, choice without
-replacement) have no kernel: the linker runs their ``perform`` in object
-mode (with its warning): still exact, but slower, and a graph using them is
-not cached on disk.
+``vonmises`` and ``wald``, which Numba's ``Generator`` lacks, are NumPy's
+algorithms written out on the generator's ``random``/``standard_normal``
+(``_HELPERS``); ``truncexpon`` is SciPy's inverse-CDF draw with SciPy's own
+``log1p``/``expm1`` (linked by symbol); ``permutation`` is
+``Generator.permutation``/``shuffle``.
+
+Three families have no kernel, and the linker runs their ``perform`` in
+object mode (with its warning): still exact, but slower, and a graph using
+them is not cached on disk. ``multivariate_normal`` factorises with LAPACK
+and sums with ``einsum``'s vectorised loops, which Numba reaches through
+another LAPACK build and another summation order, so the last bits can
+differ; ``hypergeometric`` (NumPy's HRUA with its log-factorial table) and
+choice without replacement (Floyd's algorithm over NumPy's masked bounded
+integers, then a shuffle) draw through generator primitives Numba does not
+expose.
 """
 
 from __future__ import annotations
@@ -31,12 +40,12 @@ from __future__ import annotations
 from lucent.link.numba.dispatch.basic import NoNumbaImplementation, kernel_from_source, numba_funcify
 from lucent.link.numba.dispatch.shape import dtype_text
 from lucent.tensor.random import basic as rb
-from lucent.tensor.random.op import SIMPLEX_TOLERANCE, RandomVariable
+from lucent.tensor.random.op import SIMPLEX_TOLERANCE, RandomVariable, RandomVariableWithCoreShape
 from lucent.tensor.shape import NoneTypeT
 from lucent.tensor.random.utils import custom_rng_deepcopy
 
 #: Bumped when the generated kernels change.
-RANDOM_KERNELS_VERSION = 1
+RANDOM_KERNELS_VERSION = 2
 
 
 def copy_generator(rng):
@@ -71,6 +80,9 @@ _DRAWS = {
     rb.BernoulliRV: "g.binomial(1, x0)",
     rb.NegBinomialRV: "g.negative_binomial(x0, x1)",
     rb.GenGammaRV: "g.standard_gamma(x0 / x1) ** ({T1}(1.0) / x1) * x2",
+    # NumPy computes these in double precision whatever the parameters' dtype.
+    rb.VonMisesRV: "_vonmises(g, float(x0), float(x1))",
+    rb.WaldRV: "_wald(g, float(x0), float(x1))",
 }
 
 _CHECKS = {
@@ -156,23 +168,88 @@ def _cauchy_ppf(p):
     if p == 0.5:
         return 0.0
     return -1.0 / math.tan(math.pi * p)
+
+
+@numba.njit
+def _vonmises(g, mu, kappa):
+    # NumPy's Generator.vonmises (Best & Fisher rejection; a uniform angle for
+    # kappa < 1e-8, a wrapped normal for kappa > 1e6), in double precision.
+    if kappa != kappa:
+        return math.nan
+    if kappa < 1e-8:
+        return math.pi * (2 * g.random() - 1)
+    if kappa > 1e6:
+        result = mu + math.sqrt(1.0 / kappa) * g.standard_normal()
+        if result < -math.pi:
+            result += 2 * math.pi
+        if result > math.pi:
+            result -= 2 * math.pi
+        return result
+    if kappa < 1e-5:
+        s = 1.0 / kappa + kappa
+    else:
+        r = 1 + math.sqrt(1 + 4 * kappa * kappa)
+        rho = (r - math.sqrt(2 * r)) / (2 * kappa)
+        s = (1 + rho * rho) / (2 * rho)
+    while True:
+        u = g.random()
+        z = math.cos(math.pi * u)
+        w = (1 + s * z) / (s + z)
+        y = kappa * (s - w)
+        v = g.random()
+        if y * (2 - y) - v >= 0:
+            break
+        # log(y / v) as C computes it: +inf for v == 0 < y, nan (reject) for y < 0.
+        if v == 0.0:
+            if y >= 0:
+                break
+            continue
+        q = y / v
+        if q > 0 and math.log(q) + 1 - y >= 0:
+            break
+    u = g.random()
+    result = math.acos(w)
+    if u < 0.5:
+        result = -result
+    result += mu
+    neg = result < 0
+    mod = np.fmod(abs(result) + math.pi, 2 * math.pi) - math.pi
+    if neg:
+        mod = -mod
+    return mod
+
+
+@numba.njit
+def _wald(g, mean, scale):
+    # NumPy's Generator.wald: Michael, Schucany & Haas with the stable root.
+    y = g.standard_normal()
+    y = mean * y * y
+    if y == 0.0:
+        x = mean
+    else:
+        x = mean * (1 - 2 / (1 + math.sqrt(1 + 4 * scale / y)))
+    u = g.random()
+    if u <= mean / (mean + x):
+        return x
+    return mean * mean / x
 """
 
 
-def _compile(op, node, name, lines):
-    params = ["rng", "size"] + [f"p{k}" for k in range(len(node.inputs) - 2)]
+def _compile(op, node, name, lines, extra_imports="", cache=None, leading=()):
+    params = [*leading, "rng", "size"] + [f"p{k}" for k in range(len(node.inputs) - 2)]
     src = f"def {name}({', '.join(params)}):\n" + "\n".join("    " + ln for ln in lines) + "\n"
     imports = (
         "import numba\nfrom numba import types as _types\n"
         "from lucent.link.numba.dispatch.random import copy_generator\n"
         f"# random kernels v{RANDOM_KERNELS_VERSION}\n"
         "_GEN = _types.NumPyRandomGeneratorType('NumPyRandomGeneratorType')\n"
+        + extra_imports
         + _HELPERS
     )
-    return kernel_from_source(src, name, imports=imports, fastmath=False)
+    return kernel_from_source(src, name, imports=imports, cache=cache, fastmath=False)
 
 
-def _scalar_kernel(op, node, draw):
+def _scalar_kernel(op, node, draw, leading=()):
     lines = []
     batch = _prologue(op, node, lines)
     out_dtype = dtype_text(node.outputs[1].type.dtype)
@@ -188,7 +265,7 @@ def _scalar_kernel(op, node, draw):
     target = f"out[{', '.join(ivars)}]" if ivars else "out[()]"
     lines.append(f"{ind}{target} = {_typed(draw, node)}")
     lines.append("return g, out")
-    return _compile(op, node, f"rv_{op.name}", lines)
+    return _compile(op, node, f"rv_{op.name}", lines, leading=leading)
 
 
 def _loop_lines(lines, ivars, body):
@@ -199,7 +276,7 @@ def _loop_lines(lines, ivars, body):
     lines.extend(ind + b for b in body)
 
 
-def _betabinom_kernel(op, node):
+def _betabinom_kernel(op, node, leading=()):
     """SciPy's betabinom: every ``beta(a, b)`` first, then every ``binomial(n, p)``."""
     lines = []
     batch = _prologue(op, node, lines)
@@ -210,10 +287,10 @@ def _betabinom_kernel(op, node):
     _loop_lines(lines, ivars, [f"pr{at} = g.beta({_idx('a1', ivars)}, {_idx('a2', ivars)})"])
     _loop_lines(lines, ivars, [f"out{at} = g.binomial({_idx('a0', ivars)}, pr{at})"])
     lines.append("return g, out")
-    return _compile(op, node, "rv_betabinom", lines)
+    return _compile(op, node, "rv_betabinom", lines, leading=leading)
 
 
-def _dirichlet_kernel(op, node):
+def _dirichlet_kernel(op, node, leading=()):
     """NumPy's Dirichlet: stick-breaking with betas when every alpha < 0.1, else normalised gammas."""
     lines = []
     batch = _prologue(op, node, lines)
@@ -253,10 +330,10 @@ def _dirichlet_kernel(op, node):
     ]
     _loop_lines(lines, ivars, body)
     lines.append("return g, out")
-    return _compile(op, node, "rv_dirichlet", lines)
+    return _compile(op, node, "rv_dirichlet", lines, leading=leading)
 
 
-def _multinomial_kernel(op, node):
+def _multinomial_kernel(op, node, leading=()):
     """NumPy's multinomial: one binomial per category on what the earlier ones left."""
     lines = []
     batch = _prologue(op, node, lines)
@@ -279,10 +356,10 @@ def _multinomial_kernel(op, node):
     ]
     _loop_lines(lines, ivars, body)
     lines.append("return g, out")
-    return _compile(op, node, "rv_multinomial", lines)
+    return _compile(op, node, "rv_multinomial", lines, leading=leading)
 
 
-def _categorical_kernel(op, node):
+def _categorical_kernel(op, node, leading=()):
     """A uniform per draw, located in the cumulative sum of ``p`` (``searchsorted``, left)."""
     lines = []
     batch = _prologue(op, node, lines)
@@ -309,10 +386,75 @@ def _categorical_kernel(op, node):
     ]
     _loop_lines(lines, ivars, body)
     lines.append("return g, out")
-    return _compile(op, node, "rv_categorical", lines)
+    return _compile(op, node, "rv_categorical", lines, leading=leading)
+
+
+#: SciPy's own log1p / expm1 (its special-function library, not the C library's,
+#: which can differ in the last bit), called through their C entry points.
+_SCIPY_SPECIAL_IMPORTS = """
+import llvmlite.binding as _llvm
+from numba.extending import get_cython_function_address as _cython_address
+for _name in ("log1p", "expm1"):
+    _llvm.add_symbol("lucent_scipy_" + _name, _cython_address("scipy.special.cython_special", "__pyx_fuse_1" + _name))
+_sc_log1p = _types.ExternalFunction("lucent_scipy_log1p", _types.float64(_types.float64))
+_sc_expm1 = _types.ExternalFunction("lucent_scipy_expm1", _types.float64(_types.float64))
+"""
+
+
+def _truncexpon_kernel(op, node, leading=()):
+    """SciPy's truncexpon: ``-log1p(u * expm1(-b)) * scale + loc`` for a uniform ``u`` per draw.
+
+    SciPy evaluates ``expm1(-b)`` in the precision of ``b`` (a float32 ``b``
+    rounds it to float32), which the kernel reproduces. SciPy's functions are
+    linked by symbol name (registered when the kernel module is loaded), so
+    the kernel is cached on disk like the others.
+    """
+    b_dtype = node.inputs[2].type.dtype
+    if b_dtype not in ("float64", "float32", "int64", "int32", "uint32", "uint64"):
+        raise NoNumbaImplementation(_OBJMODE_REASON.format(name=op.name))
+    em1 = "np.float32(_sc_expm1(-float(x0)))" if b_dtype == "float32" else "_sc_expm1(-float(x0))"
+    lines = []
+    batch = _prologue(op, node, lines)
+    out_dtype = dtype_text(node.outputs[1].type.dtype)
+    shape = "(" + "".join(f"n{d}, " for d in range(batch)) + ")"
+    lines.append(f"out = np.empty({shape}, {out_dtype})")
+    ivars = [f"i{d}" for d in range(batch)]
+    body = [f"x{k} = {_idx(f'a{k}', ivars)}" for k in range(3)]
+    target = f"out[{', '.join(ivars)}]" if ivars else "out[()]"
+    body.append(f"{target} = -_sc_log1p(g.uniform() * {em1}) * x2 + x1")
+    _loop_lines(lines, ivars, body)
+    lines.append("return g, out")
+    return _compile(op, node, "rv_truncexpon", lines, extra_imports=_SCIPY_SPECIAL_IMPORTS, leading=leading)
+
+
+def _permutation_kernel(op, node, leading=()):
+    """NumPy's permutation: Fisher-Yates (``Generator.shuffle``) of ``arange(x)`` or of
+    a copy of ``x`` along its first core axis, once per batch entry in C order."""
+    lines = []
+    batch = _prologue(op, node, lines)
+    ivars = [f"i{d}" for d in range(batch)]
+    out_dtype = dtype_text(node.outputs[1].type.dtype)
+    nb = "".join(f"n{d}, " for d in range(batch))
+    if op.ndims_params[0] == 0:
+        lines.append(f"k = a0.ravel()[0] if a0.size else 0")
+        lines.append(f"out = np.empty(({nb}k,), {out_dtype})")
+        item = _idx("a0", ivars)
+        body = [f"out[{''.join(v + ', ' for v in ivars)}:] = g.permutation({item})"]
+    else:
+        core = op.ndims_params[0]
+        core_shape = "".join(f"a0.shape[{batch + c}], " for c in range(core))
+        lines.append(f"out = np.empty(({nb}{core_shape}), {out_dtype})")
+        item = _idx("a0", ivars, [":"] * core)
+        at = "".join(v + ", " for v in ivars) + ", ".join([":"] * core)
+        body = [f"tmp = {item}.copy()", "g.shuffle(tmp)", f"out[{at}] = tmp"]
+    _loop_lines(lines, ivars, body)
+    lines.append("return g, out")
+    return _compile(op, node, "rv_permutation", lines, leading=leading)
 
 
 _SPECIAL = {
+    rb.TruncExponentialRV: _truncexpon_kernel,
+    rb.PermutationRV: _permutation_kernel,
     rb.BetaBinomialRV: _betabinom_kernel,
     rb.DirichletRV: _dirichlet_kernel,
     rb.MultinomialRV: _multinomial_kernel,
@@ -321,17 +463,29 @@ _SPECIAL = {
 
 
 @numba_funcify.register(RandomVariable, version=RANDOM_KERNELS_VERSION)
-def numba_funcify_RandomVariable(op, node, **kwargs):
-    """The kernel of a draw: native where Numba reproduces NumPy exactly, else ``perform`` in object mode."""
+def numba_funcify_RandomVariable(op, node, leading=(), **kwargs):
+    """The kernel of a draw: native where Numba reproduces NumPy exactly, else ``perform`` in object mode.
+
+    ``leading`` names extra leading arguments the kernel accepts and ignores
+    (the core shape of ``RandomVariableWithCoreShape``).
+    """
     klass = type(op)
     if klass in _SPECIAL:
-        return _SPECIAL[klass](op, node)
+        return _SPECIAL[klass](op, node, leading=leading)
     draw = _DRAWS.get(klass)
     if draw is not None and op.ndim_supp == 0 and type(op).check_params is RandomVariable.check_params:
-        return _scalar_kernel(op, node, draw)
+        return _scalar_kernel(op, node, draw, leading=leading)
     if draw is not None and op.ndim_supp == 0:
-        return _scalar_kernel_with_python_checks(op, node, draw)
+        return _scalar_kernel_with_python_checks(op, node, draw, leading=leading)
     raise NoNumbaImplementation(_OBJMODE_REASON.format(name=op.name))
+
+
+@numba_funcify.register(RandomVariableWithCoreShape, version=RANDOM_KERNELS_VERSION)
+def numba_funcify_RandomVariableWithCoreShape(op, node, **kwargs):
+    """The wrapped draw's kernel, taking (and ignoring) the core shape first: lucent's
+    kernels size their outputs from the parameters."""
+    core_node = op.core_node(node)
+    return numba_funcify_RandomVariable(op.core_op, core_node, leading=("core_shape",))
 
 
 _OBJMODE_REASON = (
@@ -340,7 +494,7 @@ _OBJMODE_REASON = (
 )
 
 
-def _scalar_kernel_with_python_checks(op, node, draw):
+def _scalar_kernel_with_python_checks(op, node, draw, leading=()):
     """Families with checks beyond ``param_checks`` (relations between parameters)."""
     lines_extra = {
         rb.TriangularRV: [
@@ -371,7 +525,12 @@ def _scalar_kernel_with_python_checks(op, node, draw):
     body.append(f"{'out[' + ', '.join(ivars) + ']' if ivars else 'out[()]'} = {_typed(draw, node)}")
     _loop_lines(lines, ivars, body)
     lines.append("return g, out")
-    return _compile(op, node, f"rv_{op.name}", lines)
+    return _compile(op, node, f"rv_{op.name}", lines, leading=leading)
 
 
-__all__ = ["numba_funcify_RandomVariable", "copy_generator", "RANDOM_KERNELS_VERSION"]
+__all__ = [
+    "numba_funcify_RandomVariable",
+    "numba_funcify_RandomVariableWithCoreShape",
+    "copy_generator",
+    "RANDOM_KERNELS_VERSION",
+]

@@ -59,4 +59,8 @@ def _same_node(op, node):
 random_make_inplace = RandomMakeInplace()
 register_inplace(random_make_inplace, name="random_make_inplace")
 
-__all__ = ["random_make_inplace", "RandomMakeInplace"]
+# The lifts live in their own module; PyTensor programs import them from here.
+from lucent.tensor.random.rewriting.lift import *  # noqa: E402,F401,F403
+from lucent.tensor.random.rewriting.lift import __all__ as _lift_all  # noqa: E402
+
+__all__ = ["random_make_inplace", "RandomMakeInplace", *_lift_all]
