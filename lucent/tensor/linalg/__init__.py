@@ -17,6 +17,7 @@ from lucent.tensor.linalg.decomposition.cholesky import Cholesky, cholesky
 from lucent.tensor.linalg.decomposition.eigen import Eig, Eigh, Eigvalsh, eig, eigh, eigvalsh
 from lucent.tensor.linalg.decomposition.lu import LU, LUFactor, PivotToPermutations, lu, lu_factor, pivot_to_permutation
 from lucent.tensor.linalg.decomposition.qr import QR, qr
+from lucent.tensor.linalg.decomposition.schur import QZ, Schur, ordqz, qz, schur
 from lucent.tensor.linalg.decomposition.svd import SVD, svd
 from lucent.tensor.linalg.inverse import MatrixInverse, MatrixPinv, TensorInv, inv, matrix_inverse, pinv, tensorinv
 from lucent.tensor.linalg.products import Expm, expm, kron, matrix_dot, matrix_power
@@ -31,6 +32,12 @@ from lucent.tensor.linalg.solvers.linear_control import (
 from lucent.tensor.linalg.solvers.lstsq import Lstsq, lstsq, tensorsolve
 from lucent.tensor.linalg.solvers.psd import CholeskySolve, cho_solve
 from lucent.tensor.linalg.solvers.triangular import SolveTriangular, solve_triangular
+from lucent.tensor.linalg.solvers.tridiagonal import (
+    LUFactorTridiagonal,
+    SolveLUFactorTridiagonal,
+    tridiagonal_lu_factor,
+    tridiagonal_lu_solve,
+)
 from lucent.tensor.linalg.summary import Det, SLogDet, det, norm, slogdet, trace
 
 __all__ = [
@@ -51,9 +58,12 @@ __all__ = [
     "matrix_dot",
     "matrix_power",
     "norm",
+    "ordqz",
     "pinv",
     "pivot_to_permutation",
     "qr",
+    "qz",
+    "schur",
     "slogdet",
     "solve",
     "solve_continuous_lyapunov",
@@ -65,4 +75,6 @@ __all__ = [
     "tensorinv",
     "tensorsolve",
     "trace",
+    "tridiagonal_lu_factor",
+    "tridiagonal_lu_solve",
 ]

@@ -70,7 +70,10 @@ class BlockDiagonal(BaseBlockDiagonal):
 
 def block_diag(*matrices):
     """The block-diagonal matrix of ``matrices`` (``scipy.linalg.block_diag``; batched over leading dims)."""
-    return BlockDiagonal(len(matrices))(*matrices)
+    from lucent.tensor.blockwise import Blockwise
+
+    # Always a Blockwise node, as in PyTensor (the wrapper is removed when unbatched).
+    return Blockwise(BlockDiagonal(len(matrices)))(*matrices)
 
 
 __all__ = ["BaseBlockDiagonal", "BlockDiagonal", "block_diag"]

@@ -138,8 +138,16 @@ class SVD(BatchedCoreOp):
 
 
 def svd(a, full_matrices=True, compute_uv=True):
-    """Singular value decomposition: ``(U, s, Vh)``, or ``s`` alone with ``compute_uv=False``."""
-    return SVD(full_matrices=full_matrices, compute_uv=compute_uv)(a)
+    """Singular value decomposition: ``(U, s, Vh)``, or ``s`` alone with ``compute_uv=False``.
+
+    Always a ``Blockwise`` node (as in PyTensor), so the core op is at
+    ``out.owner.op.core_op`` for any rank; compiling removes the wrapper
+    when there are no batch dimensions.
+    """
+    from lucent.tensor.basic import as_tensor_variable
+    from lucent.tensor.blockwise import Blockwise
+
+    return Blockwise(SVD(full_matrices=full_matrices, compute_uv=compute_uv))(as_tensor_variable(a))
 
 
 __all__ = ["SVD", "svd"]
