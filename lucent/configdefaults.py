@@ -148,6 +148,9 @@ def _add_debug_flags(config):
                "'strided' pre-allocation of DebugMode varies.", IntParam(4))
     config.add("DebugMode__check_determinism", "DebugMode runs every node again, in another "
                "valid order, on the same inputs and compares the outputs.", BoolParam(True))
+    config.add("DebugMode__warn_input_not_reused", "DebugMode logs a warning when an op whose "
+               "destroy_map or view_map says it works in place returns a new buffer instead "
+               "of reusing its input.", BoolParam(True))
     config.add("profile_optimizer", "Profiles (profile=True) also list the rewrites applied "
                "when the function was compiled (a 'Rewriter Profile' section).", BoolParam(False))
     config.add("NanGuardMode__nan_is_error", "NanGuardMode() stops at NaN by default.",

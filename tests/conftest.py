@@ -15,7 +15,12 @@ one path with ``-k "[numba"`` / ``-k "[py"``.
 With ``--debugmode`` (or ``LUCENT_TEST_DEBUGMODE=1``) a third variant,
 ``[debug]``, runs the test under DebugMode: every node of every graph the
 test compiles runs on both paths, and every ``fast_run`` rewrite applied to
-it is checked for value preservation (``make test-debugmode``).
+it is checked for value preservation (``make test-debugmode``). Each graph
+is rewritten twice there, not ``DebugMode__patience`` (10) times, unless
+``LUCENT_FLAGS`` sets the flag, and a parametrised test keeps only the
+[debug] variants that use each parameter value once (``--debugmode-all``
+keeps every one). ``@pytest.mark.not_debugmode(reason=...)`` skips a test's
+[debug] variant with that reason.
 
 Policy for the numba variants in the default run (``make test``, which
 deselects ``slow``): see ``NUMBA_DEFAULT_RUN`` below. ``--numba-all``
@@ -59,6 +64,11 @@ def pytest_addoption(parser):
         help="keep every FAST_RUN ([numba]) test variant in the default run (none marked slow)",
     )
     parser.addoption(
+        "--debugmode-all", action="store_true", default=False,
+        help="with --debugmode, keep every [debug] variant of a parametrised test "
+        "(LUCENT_TEST_DEBUGMODE_ALL=1 too); by default only enough to use each parameter value once",
+    )
+    parser.addoption(
         "--debugmode", action="store_true", default=False,
         help="also run every both-path test under DebugMode ([debug] variants): every node "
         "on both paths and every fast_run rewrite checked (LUCENT_TEST_DEBUGMODE=1 too)",
@@ -70,8 +80,17 @@ def pytest_configure(config):
         "markers", "both_modes: run the test once per mode (FAST_COMPILE [py], FAST_RUN [numba]) "
         "with config.mode set accordingly",
     )
+    config.addinivalue_line(
+        "markers", "not_debugmode(reason): the test's [debug] variant is skipped with this reason "
+        "(what the test checks cannot hold under DebugMode, e.g. memory sharing with the caller's "
+        "arrays, since DebugMode runs every node on copies of its inputs)",
+    )
     if config.getoption("--debugmode") or os.environ.get("LUCENT_TEST_DEBUGMODE"):
         helpers.MODES["debug"] = "DebugMode"
+        if "DebugMode__patience" not in os.environ.get("LUCENT_FLAGS", ""):
+            # Rewriting each graph twice still checks that rewriting is deterministic
+            # (StochasticOrder); the default ten rewrites made the suite ten times slower.
+            lucent.config.DebugMode__patience = 2
     if "base_compiledir" not in os.environ.get("LUCENT_FLAGS", ""):
         TEST_COMPILEDIR.mkdir(parents=True, exist_ok=True)
         lucent.config.base_compiledir = str(TEST_COMPILEDIR)
@@ -135,8 +154,51 @@ def _kept_variants(variants, policy):
     return {round(i * (n - 1) / (policy - 1)) for i in range(policy)} if policy > 1 else {0}
 
 
+def _thin_debug_variants(config, items):
+    """Deselect the [debug] variants beyond a "cover" set per test function.
+
+    DebugMode checks every node and rewrite of a graph; running it over every
+    combination of a parametrised sweep (tests/tensor/test_math.py alone has
+    hundreds) finds little that the variants using each parameter value once
+    do not, and made the run last hours. ``--debugmode-all`` keeps them all.
+    """
+    debug = helpers.MODES.get("debug")
+    if debug is None or config.getoption("--debugmode-all") or os.environ.get("LUCENT_TEST_DEBUGMODE_ALL"):
+        return
+    groups = defaultdict(list)
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("lucent_mode") == debug:
+            groups[item.nodeid.split("[", 1)[0]].append(item)
+    dropped = set()
+    for variants in groups.values():
+        kept = _kept_variants(variants, "cover")
+        dropped.update(id(item) for i, item in enumerate(variants) if i not in kept)
+    if dropped:
+        config.hook.pytest_deselected(items=[item for item in items if id(item) in dropped])
+        items[:] = [item for item in items if id(item) not in dropped]
+
+
+def _skip_debug_variants(items):
+    """Skip the [debug] variant of tests marked ``not_debugmode(reason=...)``, with that reason."""
+    debug = helpers.MODES.get("debug")
+    if debug is None:
+        return
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        marker = item.get_closest_marker("not_debugmode")
+        if marker is None or callspec is None or callspec.params.get("lucent_mode") != debug:
+            continue
+        reason = marker.kwargs.get("reason") or (marker.args[0] if marker.args else None)
+        if not reason:
+            raise pytest.UsageError(f"{item.nodeid}: not_debugmode needs a reason")
+        item.add_marker(pytest.mark.skip(reason=f"not under DebugMode: {reason}"))
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
+    _thin_debug_variants(config, items)
+    _skip_debug_variants(items)
     policy = NUMBA_DEFAULT_RUN
     if policy == "all" or config.getoption("--numba-all") or os.environ.get("LUCENT_TEST_NUMBA_ALL"):
         return

@@ -22,6 +22,31 @@ from lucent.graph.basic import Variable
 from lucent.graph.utils import add_tag_trace
 from lucent.link.basic import Container
 
+# The list ``collect_new_shareds`` is filling, or None outside one.
+_new_shareds = None
+
+
+class collect_new_shareds:
+    """Context manager giving the list of shared variables created inside it.
+
+    ``scan`` uses it to tell the shared variables a step function creates
+    (such as the generators of random draws, whose default updates become
+    loop states) from those it only reads. Contexts nest: the inner one
+    collects alone until it exits.
+    """
+
+    def __enter__(self):
+        global _new_shareds
+        self._outer = _new_shareds
+        self._list = []
+        _new_shareds = self._list
+        return self._list
+
+    def __exit__(self, *exc):
+        global _new_shareds
+        _new_shareds = self._outer
+        return False
+
 
 class SharedVariable(Variable):
     """A Variable with storage shared between the functions it appears in.
@@ -72,6 +97,8 @@ class SharedVariable(Variable):
                 allow_downcast=allow_downcast,
             )
         add_tag_trace(self)
+        if _new_shareds is not None:
+            _new_shareds.append(self)
 
     # The container decides how values are filtered, so these two follow it.
     @property
@@ -215,4 +242,10 @@ shared_constructor(generic_constructor)
 shared.constructors = shared_constructor_list
 
 
-__all__ = ["SharedVariable", "shared", "shared_constructor", "shared_constructor_list"]
+__all__ = [
+    "SharedVariable",
+    "collect_new_shareds",
+    "shared",
+    "shared_constructor",
+    "shared_constructor_list",
+]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 
+from lucent.configdefaults import config
 from lucent.graph.basic import Constant
 from lucent.link.basic import Container, Linker, make_storage_map
 from lucent.link.python.branches import BranchPlan, branches_of, guard_checks, guard_holds, has_branches
@@ -212,10 +213,11 @@ class DebugLinker(Linker):
                             _raise(problems[0], report)
                 if rewrites is not None:
                     known = {var: cell[0] for var, cell in storage_map.items() if var not in skipped or var in ran}
-                    problems, unevaluated = rewrites.check(known)
-                    report.rewrites_checked = len(rewrites.records)
+                    problems, unevaluated, not_run = rewrites.check(known, skipped - ran)
+                    report.rewrites_checked = len(rewrites.records) - not_run
                     report.rewrites_skipped = len(rewrites.skipped)
                     report.rewrites_unevaluated = unevaluated
+                    report.rewrites_not_run = not_run
                     if problems:
                         report.add(problems)
                         if raise_first:
@@ -226,8 +228,9 @@ class DebugLinker(Linker):
                 report.reference_only = [
                     (c.node, c.reference_only_reason) for c in checks if c.kernel is None
                 ]
-                for cell in scratch:
-                    cell[0] = None
+                if run.allow_gc:
+                    for cell in scratch:
+                        cell[0] = None
                 for check in checks:
                     check.last_kernel_outputs = None
                 if profile is not None:
@@ -237,6 +240,8 @@ class DebugLinker(Linker):
                         profile.abort_call()
 
         run.debug_report = None
+        # As for the VM: False keeps the intermediate values until ``Function.free()``.
+        run.allow_gc = bool(config.allow_gc)
         run.storage_map = storage_map
         run.order = order
         run.checks = checks

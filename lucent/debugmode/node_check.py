@@ -30,6 +30,7 @@ problem.
 
 from __future__ import annotations
 
+import logging
 import time
 import warnings
 
@@ -59,6 +60,9 @@ from lucent.debugmode.values import (
 )
 
 PATHS = {"perform": "the Python reference (perform)", "numba": "the Numba kernel"}
+
+#: Where the in-place warnings go (PyTensor's DebugMode logs them the same way).
+_logger = logging.getLogger("lucent.compile.debugmode")
 
 
 class NodeCheck:
@@ -100,6 +104,10 @@ class NodeCheck:
         destroy_map = getattr(op, "destroy_map", None) or {}
         view_map = getattr(op, "view_map", None) or {}
         self.destroyed = {i for ins in destroy_map.values() for i in ins}
+        #: ``(output, input)`` pairs declared in place: ``(j, i, "destroyed"/"viewed")``.
+        self.views = [(j, ins[0], "destroyed") for j, ins in destroy_map.items() if ins] + [
+            (j, ins[0], "viewed") for j, ins in view_map.items() if ins
+        ]
         self.may_alias = [
             set(view_map.get(j, ())) | set(destroy_map.get(j, ())) for j in range(len(node.outputs))
         ]
@@ -160,6 +168,10 @@ class NodeCheck:
         problems.extend(self._check_path("perform", values, ref_in, ref))
         if kern is not None:
             problems.extend(self._check_path("numba", values, kern_in, kern))
+        if (self.destroyed or self.views) and _warn_input_not_reused():
+            self._warn_not_reused("perform", ref_in, ref)
+            if kern is not None:
+                self._warn_not_reused("numba", kern_in, kern)
         problems.extend(self._check_shapes(values, ref, kern))
         if kern is not None:
             problems.extend(self._compare(values, ref, kern, problems))
@@ -226,6 +238,33 @@ class NodeCheck:
         problems.extend(self._check_output_aliasing(path, originals, outputs, label, **extra))
         return problems
 
+    def _warn_not_reused(self, path, copies, outputs):
+        """Log a warning for each output declared in place that got a new buffer instead.
+
+        Not an error (the values are right), but the op or its kernel does
+        not do what its ``destroy_map`` / ``view_map`` promises, so the
+        memory the in-place rewrite meant to save is allocated anyway, and
+        the rewrite's bookkeeping is wasted. As in PyTensor, a viewed output
+        of at most one element is not worth a view and is not reported.
+        ``config.DebugMode__warn_input_not_reused`` turns this off.
+        """
+        node = self.node
+        for j, i, how in self.views:
+            out, arg = outputs[j], copies[i]
+            if is_immutable(arg) or is_immutable(out):
+                continue
+            if how == "viewed" and getattr(out, "size", 2) <= 1:
+                continue
+            var = node.outputs[j]
+            if out is arg or var.type.may_share_memory(out, arg):
+                continue
+            _logger.warning(
+                "DebugMode: %s of node %s allocated a new buffer for output %d, but the op "
+                "declares input %d %s by it (%s): expected the output to reuse the input's "
+                "memory (DebugMode__warn_input_not_reused=False silences this)",
+                PATHS[path], node, j, i, how, _declared(node.op),
+            )
+
     def _check_output_aliasing(self, path, originals, outputs, label=None, **extra):
         """Two outputs sharing memory that no declaration covers.
 
@@ -276,13 +315,27 @@ class NodeCheck:
             diff = difference(a, b)
             loose = tolerance_note(var)
             tolerance = loose[2] if loose else f"{var.type}'s tolerance"
-            problems.append(self._problem(
-                BadThunkOutput, values,
+            # A loop's difference comes from some step of its body: find it.
+            inside, inner_sections = None, []
+            if not problems and hasattr(node.op, "run_reference"):
+                from lucent.debugmode.inner import describe_location, locate_in_inner_graph
+
+                located = locate_in_inner_graph(node, values)
+                if located is not None:
+                    inside = describe_location(node, located)
+                    inner_sections = [("inner problem", str(located[2]))]
+            summary = (
                 f"Output {j} of {node.op}: the Numba kernel's value differs from perform's "
-                f"(the reference) beyond {tolerance}",
+                f"(the reference) beyond {tolerance}"
+            )
+            if inside is not None:
+                summary = f"{inside}: the Numba kernel differs from perform. {summary}"
+            problems.append(self._problem(
+                BadThunkOutput, values, summary,
                 [(f"output {j} (perform)", abbreviate(a)), (f"output {j} (numba)", abbreviate(b)),
-                 ("difference", format_difference(diff) or "(not numeric)")],
+                 ("difference", format_difference(diff) or "(not numeric)")] + inner_sections,
                 path="numba", output_index=j, perform_value=a, numba_value=b, difference=diff,
+                inner_location=inside,
             ))
         return problems
 
@@ -459,6 +512,12 @@ def _is_compile_error(exc):
     except ImportError:  # pragma: no cover
         return False
     return isinstance(exc, NumbaError)
+
+
+def _warn_input_not_reused():
+    from lucent.configdefaults import config
+
+    return bool(getattr(config, "DebugMode__warn_input_not_reused", True))
 
 
 def _validity_message(type_, value):

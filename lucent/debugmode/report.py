@@ -26,9 +26,10 @@ class DebugReport:
         How many nodes ran (fewer than the graph's when the call stopped early).
     n_nodes
         How many nodes the graph has.
-    rewrites_checked, rewrites_skipped, rewrites_unevaluated
+    rewrites_checked, rewrites_skipped, rewrites_unevaluated, rewrites_not_run
         Rewrite records compared; not evaluable from the inputs; whose
-        pre-rewrite graph raised on this call's values.
+        pre-rewrite graph raised on this call's values; inside an ``ifelse``
+        branch this call did not take.
     finished
         False when the call stopped at a problem (``on_error="raise"``) or an error.
     """
@@ -41,6 +42,7 @@ class DebugReport:
         self.rewrites_checked = 0
         self.rewrites_skipped = 0
         self.rewrites_unevaluated = 0
+        self.rewrites_not_run = 0
         self.finished = False
 
     @property
@@ -80,6 +82,7 @@ class DebugReport:
             f"Rewrites checked: {self.rewrites_checked}"
             + (f", not evaluable from the inputs: {self.rewrites_skipped}" if self.rewrites_skipped else "")
             + (f", whose original graph raised: {self.rewrites_unevaluated}" if self.rewrites_unevaluated else "")
+            + (f", in branches not taken: {self.rewrites_not_run}" if self.rewrites_not_run else "")
             + ".",
         ]
         return lines

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from lucent.graph.basic import Constant
+from lucent.link.python.branches import branches_of
 
 from lucent.debugmode.describe import inputs_text, node_dprint
 from lucent.debugmode.errors import BadOptimization
@@ -71,6 +72,51 @@ class _Failed:
 
     def __init__(self, error):
         self.error = error
+
+
+class _NotRun:
+    """Marks a value of a branch the call did not take: there is nothing to compare."""
+
+    def __repr__(self):
+        return "<not run>"
+
+
+_NOT_RUN = _NotRun()
+
+
+def _taken_branch(node, memo):
+    """``(condition position, positions of the taken branch)``, or ``None`` for a plain node
+    or while the condition is not known (or has no value this call)."""
+    declared = branches_of(node)
+    if declared is None:
+        return None
+    cond, branches = declared
+    value = memo.get(node.inputs[cond], _NOT_RUN)
+    if value is _NOT_RUN or isinstance(value, _Failed):
+        return None
+    return cond, branches[0 if value != 0 else 1]
+
+
+def _needed_inputs(node, memo):
+    """The inputs to evaluate before ``node``: for an ``ifelse``, the condition, then only
+    the taken branch (evaluating the other would do the work laziness avoids)."""
+    declared = branches_of(node)
+    if declared is None:
+        return node.inputs
+    cond = node.inputs[declared[0]]
+    if cond not in memo:
+        return [cond]
+    taken = _taken_branch(node, memo)
+    if taken is None:
+        return node.inputs  # the condition failed: _run marks the outputs
+    return [cond] + [node.inputs[k] for k in taken[1]]
+
+
+def _select_branch(node, memo):
+    """The outputs of a branching node: the taken branch's values, in order."""
+    _, positions = _taken_branch(node, memo)
+    for out, k in zip(node.outputs, positions):
+        memo[out] = memo[node.inputs[k]]
 
 
 class RewriteCheck:
@@ -171,25 +217,36 @@ class RewriteCheck:
         return memo[var]
 
     # ------------------------------------------------------------------
-    def check(self, known):
-        """``(problems, n_unevaluated)`` for this call; ``known`` maps variables to their values.
+    def check(self, known, not_run=()):
+        """``(problems, n_unevaluated, n_not_run)`` for this call.
 
-        ``known`` must hold the graph inputs' values and may hold any other
-        variable's reference value; it is not modified.
+        ``known`` maps variables to their values; it must hold the graph
+        inputs' values and may hold any other variable's reference value;
+        it is not modified. ``not_run``: variables of the graph the call did
+        not compute (nodes of an ``ifelse`` branch not taken). A record that
+        reads one of them belongs to that branch and is not evaluated, and
+        an old ``ifelse`` is evaluated lazily too: running the branch not
+        taken would do the work (and raise the errors) laziness avoids.
         """
         memo = dict(known)
+        for var in not_run:
+            memo[var] = _NOT_RUN
         problems = []
         unevaluated = 0
+        not_evaluated = 0
         for record in self.records:
-            old_value = self._evaluate(record.old, memo)
             new_value = self._evaluate(record.new, memo)
+            old_value = _NOT_RUN if new_value is _NOT_RUN else self._evaluate(record.old, memo)
+            if new_value is _NOT_RUN or old_value is _NOT_RUN:
+                not_evaluated += 1
+                continue
             if isinstance(old_value, _Failed) or isinstance(new_value, _Failed):
                 unevaluated += 1
                 continue
             same = _identical(old_value, new_value) or self._agree(record, old_value, new_value)
             if not same:
                 problems.append(self._problem(record, old_value, new_value, memo))
-        return problems, unevaluated
+        return problems, unevaluated, not_evaluated
 
     def _evaluate(self, var, memo):
         stack = [var]
@@ -205,16 +262,24 @@ class RewriteCheck:
                 stack.pop()
                 continue
             node = v.owner
-            pending = [i for i in node.inputs if i not in memo]
+            needed = _needed_inputs(node, memo)
+            pending = [i for i in needed if i not in memo]
             if pending:
                 stack.extend(pending)
                 continue
-            self._run(node, memo)
+            if len(needed) < len(node.inputs):
+                _select_branch(node, memo)
+            else:
+                self._run(node, memo)
             stack.pop()
         return memo[var]
 
     def _run(self, node, memo):
         values = [memo[i] for i in node.inputs]
+        if any(x is _NOT_RUN for x in values):
+            for out in node.outputs:
+                memo[out] = _NOT_RUN
+            return
         failed = next((x for x in values if isinstance(x, _Failed)), None)
         if failed is None:
             destroyed = {i for ins in (getattr(node.op, "destroy_map", None) or {}).values() for i in ins}

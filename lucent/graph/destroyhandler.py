@@ -207,4 +207,13 @@ def _check_acyclic(fgraph, orderings):
         )
 
 
+def _contains_cycle(fgraph, orderings):
+    """Whether ``fgraph``'s nodes, with the extra ``orderings`` (``{node: nodes before it}``), form a cycle."""
+    try:
+        _check_acyclic(fgraph, orderings)
+    except InconsistencyError:
+        return True
+    return False
+
+
 __all__ = ["DestroyHandler"]

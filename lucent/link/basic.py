@@ -179,6 +179,40 @@ class Linker:
         return execute
 
 
+class JITLinker(Linker):
+    """A linker that compiles the whole ``FunctionGraph`` into one just-in-time compiled function.
+
+    Instead of a thunk per node, the graph becomes a single function of the
+    graph's inputs. Subclasses say how: ``fgraph_convert`` turns the graph
+    into a Python function, ``jit_compile`` compiles that function, and
+    ``create_thunk_inputs`` picks, from the storage map, the values passed
+    to it. ``input_filter``/``output_filter`` adapt values on the way in and
+    out (identity by default). Programs test ``isinstance(linker,
+    JITLinker)`` to know that a graph runs as one compiled unit (so, e.g., a
+    loop's state needs no separate buffer between steps).
+    """
+
+    def fgraph_convert(self, fgraph, order, input_storage, output_storage, storage_map, **kwargs):
+        """The graph as one Python function of its inputs (to be given to ``jit_compile``)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement fgraph_convert")
+
+    def jit_compile(self, fn):
+        """``fn`` compiled."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement jit_compile")
+
+    def create_thunk_inputs(self, storage_map):
+        """The storage cells of the graph's inputs, in order (what the compiled function reads)."""
+        return [storage_map[v] for v in self.fgraph.inputs]
+
+    def input_filter(self, inp):
+        """Adapt an input value before it is passed to the compiled function."""
+        return inp
+
+    def output_filter(self, var, out):
+        """Adapt the value the compiled function returned for ``var``."""
+        return out
+
+
 def make_storage_map(fgraph, order, input_storage, output_storage, storage_map):
     """One cell per variable of ``order``: the given input/output cells, constants' data, empty ones.
 
@@ -214,7 +248,7 @@ def make_storage_map(fgraph, order, input_storage, output_storage, storage_map):
     return storage_map
 
 
-__all__ = ["Container", "Linker", "make_storage_map"]
+__all__ = ["Container", "JITLinker", "Linker", "make_storage_map"]
 
 
 class WrapLinker(Linker):

@@ -18,7 +18,7 @@ from functools import reduce as _reduce
 
 import numpy as np
 
-from lucent.compile.sharedvalue import SharedVariable
+from lucent.compile.sharedvalue import SharedVariable, collect_new_shareds
 from lucent.graph.basic import Constant, Variable
 from lucent.graph.fg import MissingInputError
 from lucent.graph.replace import clone_replace
@@ -343,7 +343,8 @@ def scan(
         )
 
     args = inner_seqs + [v for group in state_args for v in group] + non_seqs
-    condition, outputs, updates = get_updates_and_outputs(fn(*args))
+    with collect_new_shareds() as new_shareds:
+        condition, outputs, updates = get_updates_and_outputs(fn(*args))
 
     n_outs = len(outs_info)
     if outs_info and len(outputs) != n_outs:
@@ -388,12 +389,33 @@ def scan(
         if not isinstance(var, SharedVariable):
             raise TypeError(f"scan: updates may only be given for shared variables, got {var}")
         update_items.append((var, upd))
-    update_vars = [var for var, _ in update_items]
     roots = [*mit_sot_outs, *sit_sot_outs, *nit_sot_outs, *untraced_outs]
     roots += [u for _, u in update_items if isinstance(u, Variable)]
     if condition is not None:
         roots.append(condition)
     blockers = set(args)
+    # Shared variables the step created with a default update (the generators
+    # of random draws) are updated by the loop: each step's new value feeds the
+    # next, and the last one is returned as the variable's update. Their
+    # default update is cleared, since it is an expression of the step's
+    # variables that cannot be evaluated outside the loop.
+    local = set(new_shareds)
+    pending = list(roots)
+    while pending:
+        found = []
+        for v in graph_inputs(pending, blockers=list(blockers)):
+            if (
+                v in local
+                and v.default_update is not None
+                and v not in updates
+                and v not in [u for u, _ in update_items]
+            ):
+                update_items.append((v, v.default_update))
+                v.default_update = None
+                found.append(update_items[-1][1])
+        pending = [u for u in found if isinstance(u, Variable)]
+        roots += pending
+    update_vars = [var for var, _ in update_items]
     free = [
         v
         for v in graph_inputs(roots, blockers=list(blockers))

@@ -316,6 +316,84 @@ class Scan(Op, HasInnerGraph):
             strict=self.strict,
         )
 
+    # --- the inner graph by role ---------------------------------------------
+    def get_oinp_iinp_iout_oout_mappings(self):
+        """Position maps between outer/inner inputs/outputs (``lucent.scan.args.io_mappings``)."""
+        from lucent.scan.args import io_mappings
+
+        return io_mappings(self.info, len(self.fgraph.inputs))
+
+    @property
+    def var_mappings(self):
+        return self.get_oinp_iinp_iout_oout_mappings()
+
+    def inner_seqs(self, list_inputs):
+        return list_inputs[: self.info.n_seqs]
+
+    def outer_seqs(self, list_inputs):
+        return list_inputs[1 : 1 + self.info.n_seqs]
+
+    def inner_mitsot(self, list_inputs):
+        lay = self.layout
+        n = sum(len(t) for t in self.info.mit_sot_in_slices)
+        return list_inputs[lay.i_states : lay.i_states + n]
+
+    def outer_mitsot(self, list_inputs):
+        lay = self.layout
+        return list_inputs[lay.o_states : lay.o_states + self.info.n_mit_sot]
+
+    def inner_mitsot_outs(self, list_outputs):
+        return list_outputs[: self.info.n_mit_sot]
+
+    def outer_mitsot_outs(self, list_outputs):
+        return list_outputs[: self.info.n_mit_sot]
+
+    def inner_sitsot(self, list_inputs):
+        return list_inputs[self.layout.i_untraced - self.info.n_sit_sot : self.layout.i_untraced]
+
+    def outer_sitsot(self, list_inputs):
+        lay = self.layout
+        return list_inputs[lay.o_untraced - self.info.n_sit_sot : lay.o_untraced]
+
+    def inner_sitsot_outs(self, list_outputs):
+        n = self.info.n_mit_sot
+        return list_outputs[n : n + self.info.n_sit_sot]
+
+    def outer_sitsot_outs(self, list_outputs):
+        return self.inner_sitsot_outs(list_outputs)
+
+    def outer_nitsot(self, list_inputs):
+        lay = self.layout
+        return list_inputs[lay.o_nit : lay.o_non_seqs]
+
+    def inner_nitsot_outs(self, list_outputs):
+        lay = self.layout
+        return list_outputs[lay.out_nit : lay.out_untraced]
+
+    def outer_nitsot_outs(self, list_outputs):
+        return self.inner_nitsot_outs(list_outputs)
+
+    def inner_untraced_sit_sot(self, list_inputs):
+        lay = self.layout
+        return list_inputs[lay.i_untraced : lay.i_non_seqs]
+
+    def outer_untraced_sit_sot(self, list_inputs):
+        lay = self.layout
+        return list_inputs[lay.o_untraced : lay.o_nit]
+
+    def inner_untraced_sit_sot_outs(self, list_outputs):
+        lay = self.layout
+        return list_outputs[lay.out_untraced : lay.n_outputs]
+
+    def outer_untraced_sit_sot_outs(self, list_outputs):
+        return self.inner_untraced_sit_sot_outs(list_outputs)
+
+    def inner_non_seqs(self, list_inputs):
+        return list_inputs[self.layout.i_non_seqs :]
+
+    def outer_non_seqs(self, list_inputs):
+        return list_inputs[self.layout.o_non_seqs :]
+
     # --- the inner function --------------------------------------------------
     @property
     def fn(self):
@@ -336,6 +414,22 @@ class Scan(Op, HasInnerGraph):
                 name=f"{self} inner function",
             )
         return self._fn
+
+    def step_mode_needs_perform(self):
+        """Why the step must run through ``perform`` (its mode's linker does not compile
+        the whole body, so a native loop would bypass it), or ``None``."""
+        if self.mode is None:
+            return None
+        from lucent.compile.mode import get_mode
+        from lucent.link.basic import JITLinker
+
+        linker = get_mode(self.mode).linker
+        if isinstance(linker, JITLinker):
+            return None
+        return (
+            f"{self} runs its step with the mode {self.mode} (linker {type(linker).__name__}), "
+            "which the native loop would bypass"
+        )
 
     # --- graph building --------------------------------------------------------
     def make_node(self, *inputs):
@@ -446,6 +540,17 @@ class Scan(Op, HasInnerGraph):
     # --- execution ---------------------------------------------------------------
     def perform(self, node, inputs, output_storage):
         """The loop in Python: one call of the compiled inner function per step."""
+        self.run_reference(node, inputs, output_storage)
+
+    def run_reference(self, node, inputs, output_storage=None, on_step=None):
+        """``perform``'s loop; ``on_step(t, args)`` (if given) sees each step's inner input values first.
+
+        Checking tools (DebugMode) use ``on_step`` to rerun one step's inner
+        graph node by node and find where two paths part; it may raise to
+        stop the loop. ``output_storage`` may be ``None`` (values discarded).
+        """
+        if output_storage is None:
+            output_storage = [[None] for _ in node.outputs]
         info, lay = self.info, self.layout
         n_steps = int(inputs[0])
         if n_steps < 0:
@@ -482,6 +587,8 @@ class Scan(Op, HasInnerGraph):
                     args.append(bufs[k][(init + t + tap) % store])
             args += untraced
             args += non_seqs
+            if on_step is not None:
+                on_step(t, args)
             outs = fn(*args)
             for k in range(lay.n_states):
                 bufs[k][(lay.init_lens[k] + t) % stores[k]] = outs[k]

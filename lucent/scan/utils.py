@@ -86,4 +86,7 @@ def expand_empty(tensor_var, size):
     return set_subtensor(buffer[: shape[0]], tensor_var)
 
 
-__all__ = ["expand_empty", "safe_new", "until"]
+# Named views of a Scan node's variables (kept in their own module).
+from lucent.scan.args import FieldInfo, ScanArgs  # noqa: E402
+
+__all__ = ["FieldInfo", "ScanArgs", "expand_empty", "safe_new", "until"]

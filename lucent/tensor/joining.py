@@ -242,7 +242,12 @@ class AllocEmpty(Op):
     def make_node(self, *shape):
         entries = [_check_int_scalar(s, "AllocEmpty: each shape entry") for s in shape]
         static = tuple(_static_int(s) for s in entries)
-        return Apply(self, entries, [TensorType(self.dtype, static)()])
+        out = TensorType(self.dtype, static)()
+        # Uninitialised memory: two runs (or DebugMode's two paths) need not agree.
+        from lucent.tensor.type import values_eq_approx_always_true
+
+        out.tag.values_eq_approx = values_eq_approx_always_true
+        return Apply(self, entries, [out])
 
     def perform(self, node, inputs, output_storage):
         shape = tuple(int(s) for s in inputs)

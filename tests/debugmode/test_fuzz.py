@@ -3,13 +3,16 @@
 A Hypothesis strategy builds a random program: a few inputs (float64,
 float32, int64, bool; 0-d to 2-d, including empty and length-1 axes,
 non-contiguous views, NaN and infinities), then a sequence of operations
-(element-wise with broadcasting, reductions, ``dot``, reshape/transpose,
-basic and advanced indexing, ``concatenate``), each applied both
+(element-wise with broadcasting, special functions, reductions, ``dot``,
+reshape/transpose, basic and advanced indexing, ``concatenate``,
+cumulative sums and products, ``diff``, ``sort``/``argsort``, and
+``det``/``inv``/``solve`` on well-conditioned matrices), each applied both
 symbolically and to concrete NumPy values. Every intermediate is an output
 of one function, compiled once per mode, so each mode compiles once per
 program. Results are compared with NumPy's (cast to lucent's output dtype:
 lucent follows PyTensor's upcasting, not NumPy's) and DebugMode must find
-no problem.
+no problem. Random draws are left out: the two paths use different
+generators, so their values agree only in distribution.
 
 The default run is bounded (a handful of programs, derandomised, so the
 compiled kernels come from the disk cache after the first run); the long
@@ -31,6 +34,9 @@ from hypothesis import strategies as st  # noqa: E402
 import lucent  # noqa: E402
 import lucent.tensor as lt  # noqa: E402
 from lucent.debugmode import DebugMode  # noqa: E402
+from lucent.tensor.linalg import det, inv, solve  # noqa: E402
+
+special = pytest.importorskip("scipy.special")
 
 DTYPES = ("float64", "float32", "int64", "bool")
 SPECIAL = (np.nan, np.inf, -np.inf)
@@ -113,6 +119,18 @@ def _broadcast_like_pytensor(pairs):
     return True
 
 
+def _square(v):
+    return v.ndim == 2 and v.shape[0] == v.shape[1] > 0 and _is_float(v) and np.isfinite(v).all()
+
+
+def _conditioned(x):
+    return lt.tanh(x) + 4 * lt.eye(x.shape[0], dtype=x.dtype)
+
+
+def _conditioned_np(v):
+    return np.tanh(v) + 4 * np.eye(v.shape[0], dtype=v.dtype)
+
+
 UNARY = [
     ("neg", lt.neg, np.negative, _numeric),
     ("abs", lt.abs, np.abs, _numeric),
@@ -132,6 +150,30 @@ UNARY = [
     ("reverse", lambda x: x[::-1], lambda v: v[::-1], lambda v: v.ndim >= 1),
     ("first", lambda x: x[0], lambda v: v[0], lambda v: v.ndim >= 1 and v.shape[0] > 0),
     ("take00", lambda x: x[[0, 0]], lambda v: v[[0, 0]], lambda v: v.ndim >= 1 and v.shape[0] > 0),
+    # special functions (lucent.tensor.math / special)
+    ("erf", lt.erf, special.erf, _numeric),
+    ("gammaln", lt.gammaln, special.gammaln, _numeric),
+    ("digamma", lt.digamma, special.digamma, _is_float),
+    ("log1p", lt.log1p, np.log1p, _numeric),
+    ("expm1", lt.expm1, np.expm1, _numeric),
+    ("softplus", lt.softplus, lambda v: np.logaddexp(0, v), _is_float),
+    # extra_ops
+    ("cumsum", lambda x: lt.cumsum(x), lambda v: np.cumsum(v), _numeric),
+    ("cumsum0", lambda x: lt.cumsum(x, axis=0), lambda v: np.cumsum(v, axis=0),
+     lambda v: v.ndim >= 1 and _numeric(v)),
+    ("cumprod0", lambda x: lt.cumprod(x, axis=0), lambda v: np.cumprod(v, axis=0),
+     lambda v: v.ndim >= 1 and _numeric(v)),
+    ("diff", lambda x: lt.diff(x), lambda v: np.diff(v), lambda v: v.ndim >= 1 and _numeric(v)),
+    ("diff0", lambda x: lt.diff(x, n=2, axis=0), lambda v: np.diff(v, n=2, axis=0),
+     lambda v: v.ndim >= 1 and _numeric(v)),
+    ("sort", lambda x: lt.sort(x), lambda v: np.sort(v), lambda v: v.ndim >= 1 and _numeric(v)),
+    # ties (small ints, repeated values) need a stable order to have one right answer
+    ("argsort", lambda x: lt.argsort(x, kind="stable"), lambda v: np.argsort(v, kind="stable"),
+     lambda v: v.ndim >= 1 and _numeric(v) and not np.isnan(v).any()),
+    # linalg on a well-conditioned matrix built from the value: tanh(v) + 4 I is
+    # strictly diagonally dominant for the fuzzer's sizes (at most 3 x 3)
+    ("det", lambda x: det(_conditioned(x)), lambda v: np.linalg.det(_conditioned_np(v)), _square),
+    ("inv", lambda x: inv(_conditioned(x)), lambda v: np.linalg.inv(_conditioned_np(v)), _square),
 ]
 
 BINARY = [
@@ -151,6 +193,10 @@ BINARY = [
      lambda a, b: np.concatenate([a, b], axis=0),
      lambda a, b: a.ndim >= 1 and a.ndim == b.ndim and a.shape[1:] == b.shape[1:]
      and a.dtype == b.dtype),
+    ("solve", lambda a, b: solve(_conditioned(a), b),
+     lambda a, b: np.linalg.solve(_conditioned_np(a), b),
+     lambda a, b: _square(a) and b.ndim in (1, 2) and b.shape[:1] == a.shape[:1] and _is_float(b)
+     and np.isfinite(b).all()),
 ]
 
 
@@ -171,7 +217,7 @@ def programs(draw):
         values = [a[1] for a in args]
         if not ok(*values):
             continue
-        if name not in ("dot", "concatenate") and not _broadcast_like_pytensor(args):
+        if name not in ("dot", "concatenate", "solve") and not _broadcast_like_pytensor(args):
             continue
         try:
             out = sym(*[a[0] for a in args])

@@ -97,3 +97,18 @@ def test_fused_node_is_compared_with_its_narrowest_intermediate_tolerance():
     assert values_agree(plain, ref, one_ulp) and not values_agree(plain, ref, float32_rounding)
     # And the whole function runs clean under DebugMode.
     _clean([a, d], out, np.array([0.1, 0.2, 0.3], dtype="float32"), np.array([1.0, 2.0, 3.0]))
+
+
+def test_uninitialised_memory_is_not_compared():
+    """AllocEmpty's values are whatever the memory held: perform and the kernel need not agree."""
+    from lucent.tensor.joining import AllocEmpty
+
+    s = lt.lscalar("s")
+    out = AllocEmpty("int8")(s, 2)
+    assert out.tag.values_eq_approx(np.zeros((1, 2)), np.ones((1, 2)))
+    f = lucent.function([s], out.shape, mode=DebugMode(on_error="report", stability_patience=1))
+    for _ in range(3):
+        assert tuple(f(3)) == (3, 2)
+        assert f.debug_report.ok, str(f.debug_report)
+    g = lucent.function([s], [out], mode=DebugMode(on_error="report", stability_patience=1))
+    assert g(1)[0].shape == (1, 2) and g.debug_report.ok, str(g.debug_report)

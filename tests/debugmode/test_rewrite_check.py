@@ -65,3 +65,37 @@ def test_correct_rewrites_pass_and_are_counted():
     np.testing.assert_allclose(f(value), (np.exp(value) * 2 + 1).sum(axis=0) / 4)
     report = f.debug_report
     assert report.ok and report.rewrites_checked > 0
+
+
+class _CountingDouble(lucent.graph.op.Op):
+    """``2 * x``, counting its perform calls (a branch that must stay lazy)."""
+
+    __props__ = ()
+    calls = 0
+
+    def make_node(self, x):
+        x = lt.as_tensor_variable(x)
+        return lucent.graph.basic.Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, out):
+        type(self).calls += 1
+        out[0][0] = inputs[0] * 2
+
+
+def test_rewrites_in_a_branch_not_taken_are_not_evaluated():
+    """The rewrite check neither runs the branch an ifelse did not take nor counts its records."""
+    from lucent.ifelse import ifelse
+
+    c = lt.iscalar("c")
+    x = lt.dvector("x")
+    lazy = ifelse(c, x + 1, _CountingDouble()(x) * 1 + 0)  # * 1 + 0: rewrites inside the branch
+    f = lucent.function([c, x], lazy, mode=DebugMode(on_error="report", stability_patience=1))
+    _CountingDouble.calls = 0
+    np.testing.assert_allclose(f(1, np.ones(2)), [2.0, 2.0])
+    report = f.debug_report
+    assert _CountingDouble.calls == 0 and report.ok, str(report)
+    assert report.rewrites_not_run > 0 and report.rewrites_unevaluated == 0
+    assert "in branches not taken" in str(report)
+    np.testing.assert_allclose(f(0, np.ones(2)), [2.0, 2.0])
+    assert _CountingDouble.calls > 0 and f.debug_report.ok
+    assert f.debug_report.rewrites_not_run < report.rewrites_not_run

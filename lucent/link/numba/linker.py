@@ -41,7 +41,7 @@ import warnings
 
 import numpy as np
 
-from lucent.link.basic import Container, Linker, make_storage_map
+from lucent.link.basic import Container, JITLinker, make_storage_map
 
 #: Constants with more elements than this are passed as arguments.
 INLINE_CONSTANT_SIZE = 1000
@@ -102,7 +102,7 @@ def _zero_d_converter(dtype):
     return to_0d
 
 
-class NumbaLinker(Linker):
+class NumbaLinker(JITLinker):
     """Links a FunctionGraph into a single Numba-compiled function (see module docstring).
 
     After ``make_thunk``: ``cache_hit`` (the graph function was loaded from
@@ -161,6 +161,27 @@ class NumbaLinker(Linker):
             self._use_python(str(e))
         self.compile_time = time.perf_counter() - start
         return self.program
+
+    def fgraph_convert(self, fgraph, order=None, input_storage=None, output_storage=None,
+                       storage_map=None, **kwargs):
+        """The graph function of ``fgraph`` (generated, cached and compiled by ``compile``).
+
+        Its arguments are the graph inputs listed in ``program.arg_inputs``.
+        Returns ``None`` when the graph falls back to the Python linker.
+        """
+        if self.fgraph is not fgraph:
+            self.fgraph = fgraph
+            self._reset()
+        program = self.compile()
+        return None if program is None else program.fn
+
+    def jit_compile(self, fn):
+        """``fn`` as a Numba function (the graph function already is one)."""
+        import numba
+
+        if isinstance(fn, numba.core.dispatcher.Dispatcher):
+            return fn
+        return numba.njit(fn)
 
     def _use_python(self, reason):
         from lucent.link.python import PythonLinker

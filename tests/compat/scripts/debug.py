@@ -2,6 +2,7 @@
 
 import contextlib
 import io
+import logging
 
 import numpy as np
 
@@ -145,6 +146,44 @@ C = A + B
 C.name = "C"
 assert min_informative_str(C + (D + E)) == "A. Add\n B. C\n C. Add\n  D. D\n  E. E"
 
+
+# --- DebugMode__warn_input_not_reused: an op declared in place that allocates is logged ---------
+class DoubleClaimsInPlace(Op):
+    __props__ = ()
+    destroy_map = {0: [0]}
+
+    def make_node(self, a):
+        a = pt.as_tensor_variable(a)
+        return Apply(self, [a], [a.type()])
+
+    def perform(self, node, inputs, out):
+        out[0][0] = inputs[0] * 2  # a new array, although destroy_map promises in-place work
+
+
+class _Collect(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+collect = _Collect()
+debug_logger = logging.getLogger("pytensor.compile.debugmode")
+debug_logger.addHandler(collect)
+try:
+    g = pytensor.function(
+        [x], DoubleClaimsInPlace()(pt.exp(x)), mode=DebugMode(optimizer=None), accept_inplace=True
+    )
+    np.testing.assert_allclose(g([0.0, 1.0]), 2 * np.exp([0.0, 1.0]))
+    assert any("DoubleClaimsInPlace" in m for m in collect.messages), collect.messages
+    collect.messages.clear()
+    with pytensor.config.change_flags(DebugMode__warn_input_not_reused=False):
+        g([0.0, 1.0])
+    assert collect.messages == [], collect.messages
+finally:
+    debug_logger.removeHandler(collect)
 
 # --- COp with a perform: runs (its C code is not needed) -----------------------------------
 class AddOne(COp):

@@ -151,6 +151,11 @@ def numba_funcify_Scan(op, node=None, **kwargs):
             f"{op} carries a state that is not a tensor (an untraced_sit_sot), which the Numba "
             "loop cannot hold"
         )
+    # A step mode that must see every inner node run (MonitorMode's callbacks, a
+    # Python linker) keeps the loop on perform, which compiles the body with it.
+    reason = op.step_mode_needs_perform()
+    if reason is not None:
+        raise NotImplementedError(reason)
     inner = numba_funcify_inner_graph(op)
     source = _generate(op, node)
     origin = getattr(inner, "__lucent_origin__", None)
