@@ -3,3 +3,4 @@
 from lucent.scalar.basic import *  # noqa: F401,F403
 from lucent.scalar.dtypes import upcast  # noqa: F401
 from lucent.scalar.composite import Composite  # noqa: F401
+from lucent.scalar.loop import ScalarLoop  # noqa: F401

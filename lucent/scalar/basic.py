@@ -175,6 +175,13 @@ class ScalarType(Type):
 class _scalar_py_operators:
     """Python operators for scalar variables, so gradients read like math."""
 
+    @property
+    def shape(self):
+        """The shape of a scalar, ``()``, as an empty int64 vector (PyTensor's convention)."""
+        from lucent.tensor import basic as tbasic
+
+        return tbasic.constant(np.zeros((0,), dtype="int64"))
+
     def __abs__(self):
         return abs_(self)
 
@@ -485,8 +492,13 @@ class ScalarOp(Op):
     compute_in_output_dtype = False
 
     def __init__(self, output_types_preference=None, name=None):
-        if output_types_preference is not None:
-            self.output_types_preference = output_types_preference
+        # Always an instance attribute (as in PyTensor), so code may replace
+        # or delete it per op; the class default remains behind it.
+        self.output_types_preference = (
+            output_types_preference
+            if output_types_preference is not None
+            else type(self).output_types_preference
+        )
         if name is not None:
             self.name = name
 

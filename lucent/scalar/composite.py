@@ -67,6 +67,7 @@ class Composite(ScalarOp):
                 )
         if not outputs:
             raise ValueError("A Composite needs at least one output")
+        _check_scalar_graph(inputs, outputs)
         if len(set(inputs)) != len(inputs):
             raise ValueError("A Composite cannot list the same input variable twice")
         self.inputs, self.outputs = _copy_flat(inputs, outputs)
@@ -148,6 +149,11 @@ class Composite(ScalarOp):
         from lucent.scalar.basic import as_scalar
 
         inputs = [as_scalar(i) for i in inputs]
+        if len(inputs) == self.nin and any(i.type != v.type for i, v in zip(inputs, self.inputs)):
+            # Other input dtypes: the same expression rebuilt on inputs of
+            # those types (each inner op infers its output type again).
+            fresh = [i.type() for i in inputs]
+            return Composite(fresh, _inline(self, fresh), name=self._name).make_node(*inputs)
         outputs = [t() for t in self.output_types([i.type for i in inputs])]
         return Apply(self, inputs, outputs)
 
@@ -160,15 +166,7 @@ class Composite(ScalarOp):
         """
         values = dict(zip(self.inputs, args))
         for node in self.nodes:
-            ins = [_value(v, values) for v in node.inputs]
-            op = node.op
-            if op.compute_in_output_dtype:
-                dtype = node.outputs[0].type.numpy_dtype
-                ins = [_as_dtype(a, dtype) for a in ins]
-            with np.errstate(all="ignore"):
-                res = op.impl(*ins)
-            if op.nout == 1:
-                res = (res,)
+            res = eval_node(node, [_value(v, values) for v in node.inputs])
             for out, r in zip(node.outputs, res):
                 values[out] = _as_dtype(r, out.type.numpy_dtype)
         results = tuple(_value(o, values) for o in self.outputs)
@@ -189,14 +187,7 @@ class Composite(ScalarOp):
             return False
         values = dict(zip(self.inputs, args))
         for node in self.nodes[:-1]:
-            ins = [_value(v, values) for v in node.inputs]
-            if node.op.compute_in_output_dtype:
-                dtype = node.outputs[0].type.numpy_dtype
-                ins = [_as_dtype(a, dtype) for a in ins]
-            with np.errstate(all="ignore"):
-                res = node.op.impl(*ins)
-            if node.op.nout == 1:
-                res = (res,)
+            res = eval_node(node, [_value(v, values) for v in node.inputs])
             for o, r in zip(node.outputs, res):
                 values[o] = _as_dtype(r, o.type.numpy_dtype)
         return call_into(last.op, [_value(v, values) for v in last.inputs], out)
@@ -232,6 +223,35 @@ class Composite(ScalarOp):
                 if not isinstance(v, Constant):
                     _accumulate(grads, v, g)
         return [grads[x] if x in grads else _zero(x) for x in inputs]
+
+
+def eval_node(node, ins):
+    """The outputs (a tuple) of inner scalar ``node`` on NumPy values, as ``Elemwise.perform`` computes them.
+
+    An op that only defines ``perform`` (no array ``impl``) is run element by element.
+    """
+    op = node.op
+    if op.compute_in_output_dtype:
+        dtype = node.outputs[0].type.numpy_dtype
+        ins = [_as_dtype(a, dtype) for a in ins]
+    if type(op).impl is ScalarOp.impl and type(op).perform is not ScalarOp.perform:
+        return _perform_elementwise(node, ins)
+    with np.errstate(all="ignore"):
+        res = op.impl(*ins)
+    return (res,) if op.nout == 1 else tuple(res)
+
+
+def _perform_elementwise(node, ins):
+    def one(*values):
+        storage = [[None] for _ in node.outputs]
+        node.op.perform(node, list(values), storage)
+        return tuple(s[0] for s in storage)
+
+    arrays = [np.asarray(a) for a in ins]
+    if all(a.ndim == 0 for a in arrays):
+        return one(*[a[()] for a in arrays])
+    results = np.vectorize(one, otypes=[o.type.dtype for o in node.outputs])(*arrays)
+    return results if len(node.outputs) > 1 else (results,)
 
 
 def _ufunc_of(op, nargs):
@@ -274,6 +294,23 @@ def call_into(op, args, out):
     with np.errstate(all="ignore"):
         ufunc(*args, out=out, casting="unsafe")
     return True
+
+
+def _check_scalar_graph(inputs, outputs, who="Composite"):
+    """Every variable of an inner graph must be a scalar and every op a scalar op."""
+    for v in outputs:
+        if not isinstance(getattr(v, "type", None), ScalarType):
+            raise TypeError(
+                f"The fgraph of {who} must be exclusively composed of scalar operations; "
+                f"the output {v} has type {getattr(v, 'type', None)}"
+            )
+    for node in io_toposort(list(inputs), list(outputs)):
+        if not isinstance(node.op, ScalarOp) or not all(
+            isinstance(o.type, ScalarType) for o in [*node.inputs, *node.outputs]
+        ):
+            raise TypeError(
+                f"The fgraph of {who} must be exclusively composed of scalar operations; found {node.op}"
+            )
 
 
 def _copy_flat(inputs, outputs):

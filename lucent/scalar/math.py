@@ -436,4 +436,8 @@ from lucent.scalar import special as _special  # noqa: E402
 from lucent.scalar.complex import *  # noqa: E402,F401,F403
 from lucent.scalar import complex as _complex  # noqa: E402
 
-__all__ += _special.__all__ + _complex.__all__
+from lucent.scalar.series_grad import _make_scalar_loop, betainc_grad, hyp2f1_grad  # noqa: E402,F401
+from lucent.scalar.series_grad import gammainc_grad, gammaincc_grad  # noqa: E402,F401
+from lucent.scalar.loop import ScalarLoop  # noqa: E402,F401
+
+__all__ += _special.__all__ + _complex.__all__ + ["betainc_grad", "hyp2f1_grad", "gammainc_grad", "gammaincc_grad"]

@@ -11,9 +11,9 @@ Numba kernels do: SciPy's single-precision loops are less accurate, and
 computing both paths the same way keeps them comparable.
 
 Each op states its derivative with scalar ops, so ``Elemwise`` lifts it to
-tensors. The derivative of ``gammainc`` in its shape needs a series of its own
-(``lucent.scalar.special_grad``); those of ``betainc`` and ``hyp2f1`` in
-their parameters are not implemented (``grad_not_implemented``).
+tensors. The derivatives of ``gammainc``/``gammaincc`` in their shape and of
+``betainc`` and ``hyp2f1`` in their parameters are series summed by
+``ScalarLoop`` s (``lucent.scalar.series_grad``).
 """
 
 from __future__ import annotations
@@ -244,7 +244,7 @@ class GammaInc(SpecialOp, BinaryScalarOp):
     name = scipy_name = "gammainc"
 
     def L_op(self, inputs, outputs, output_grads):
-        from lucent.scalar.special_grad import gammainc_grad
+        from lucent.scalar.series_grad import gammainc_grad
 
         (k, x), (gz,) = inputs, output_grads
         zeros = self._not_float(inputs, outputs)
@@ -267,7 +267,7 @@ class GammaIncC(SpecialOp, BinaryScalarOp):
     name = scipy_name = "gammaincc"
 
     def L_op(self, inputs, outputs, output_grads):
-        from lucent.scalar.special_grad import gammaincc_grad
+        from lucent.scalar.series_grad import gammaincc_grad
 
         (k, x), (gz,) = inputs, output_grads
         zeros = self._not_float(inputs, outputs)
@@ -416,13 +416,15 @@ class BetaInc(SpecialOp):
         zeros = self._not_float(inputs, outputs)
         if zeros is not None:
             return zeros
+        from lucent.scalar.series_grad import betainc_grad
+
         one = _c(1, x)
         gx = gz * exp(
             (a - _c(1, a)) * log(x) + (b - _c(1, b)) * log(one - x) - (gammaln(a) + gammaln(b) - gammaln(a + b))
         )
         return [
-            _not_implemented(self, 0, a, "the derivative of betainc wrt a"),
-            _not_implemented(self, 1, b, "the derivative of betainc wrt b"),
+            gz * betainc_grad(a, b, x, True) if a.type.dtype in continuous_dtypes else _zero_like_float(a),
+            gz * betainc_grad(a, b, x, False) if b.type.dtype in continuous_dtypes else _zero_like_float(b),
             gx if x.type.dtype in continuous_dtypes else _zero_like_float(x),
         ]
 
@@ -463,7 +465,11 @@ class Hyp2F1(SpecialOp):
         zeros = self._not_float(inputs, outputs)
         if zeros is not None:
             return zeros
-        grads = [_not_implemented(self, k, v, "the derivative of hyp2f1 wrt its parameters") for k, v in enumerate((a, b, c))]
+        from lucent.scalar.series_grad import hyp2f1_grad
+
+        wrt = [k for k, v in enumerate((a, b, c)) if v.type.dtype in continuous_dtypes]
+        series = dict(zip(wrt, hyp2f1_grad(a, b, c, z, wrt))) if wrt else {}
+        grads = [gz * series[k] if k in series else _zero_like_float(v) for k, v in enumerate((a, b, c))]
         one = _c(1, z)
         gzz = gz * a * b / c * hyp2f1(a + one, b + one, c + one, z)
         grads.append(gzz if z.type.dtype in continuous_dtypes else _zero_like_float(z))

@@ -37,4 +37,5 @@ from lucent.tensor import blockwise  # noqa: F401,E402  (pytensor.tensor.blockwi
 from lucent.tensor.einsum import einsum, tensordot  # noqa: F401,E402
 from lucent.tensor.functional import vectorize  # noqa: F401,E402  (pt.vectorize; the rules module stays importable)
 from lucent.tensor import random  # noqa: F401,E402  (pytensor.tensor.random)
+from lucent.tensor import optimize  # noqa: F401,E402  (pytensor.tensor.optimize)
 from lucent.gradient import grad, hessian, jacobian  # noqa: F401,E402

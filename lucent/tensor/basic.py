@@ -254,6 +254,12 @@ def get_scalar_constant_value(v, elemwise=True, only_process_constants=False, ma
                 data = np.asarray(base.data)
                 if -len(data) <= i < len(data):
                     return np.asarray(data[i])
+            elif elemwise and base.owner is not None:
+                # An entry of a cast vector (``as_tensor((1, 2)).astype(...)``) or of a
+                # scalar made a vector (``ExpandDims``): the entry of the inner value.
+                value = _vector_entry_constant(base, i, recur)
+                if value is not None:
+                    return np.asarray(value).astype(v.type.dtype)
     scalar_op = getattr(op, "scalar_op", None)
     if elemwise and scalar_op is not None and type(scalar_op).__name__ in _FOLDABLE_SCALAR_OPS:
         values = [get_scalar_constant_value(i, **recur) for i in node.inputs]
@@ -262,6 +268,32 @@ def get_scalar_constant_value(v, elemwise=True, only_process_constants=False, ma
             op.perform(node, [np.asarray(x, dtype=i.type.dtype) for x, i in zip(values, node.inputs)], storage)
             return np.asarray(storage[v.index][0])
     raise NotScalarConstantError(f"{v} is not a constant")
+
+
+def _vector_entry_constant(vec, i, recur):
+    """Entry ``i`` of the vector ``vec`` when known before running, seen through casts,
+    ``MakeVector`` and a scalar expanded to a vector; else None."""
+    from lucent.tensor.elemwise import DimShuffle
+
+    if isinstance(vec, Constant):
+        data = np.asarray(vec.data)
+        return data[i] if data.ndim == 1 and -len(data) <= i < len(data) else None
+    node = vec.owner
+    if node is None:
+        return None
+    try:
+        if isinstance(node.op, MakeVector):
+            if -len(node.inputs) <= i < len(node.inputs):
+                return get_scalar_constant_value(node.inputs[i], **recur)
+            return None
+        if isinstance(node.op, DimShuffle) and node.inputs[0].type.ndim == 0 and i in (0, -1):
+            return get_scalar_constant_value(node.inputs[0], **recur)
+    except NotScalarConstantError:
+        return None
+    if type(getattr(node.op, "scalar_op", None)).__name__ == "Cast":
+        inner = _vector_entry_constant(node.inputs[0], i, recur)
+        return None if inner is None else np.asarray(inner).astype(vec.type.dtype)
+    return None
 
 
 def get_underlying_scalar_constant_value(v, **kwargs):
@@ -644,6 +676,21 @@ from lucent.tensor.creation import (  # noqa: E402
     zeros,
     zeros_like,
 )
+
+
+def _switch_op():
+    """``switch(cond, ift, iff)``: the element-wise choice, as the ``Elemwise`` op itself.
+
+    Defined here (as in PyTensor) so ``tensor.basic.switch`` and
+    ``tensor.math.switch`` are one object.
+    """
+    from lucent.scalar.basic import switch as scalar_switch
+    from lucent.tensor.elemwise import Elemwise
+
+    return Elemwise(scalar_switch)
+
+
+switch = _switch_op()
 from lucent.tensor.rearrange import mgrid, moveaxis, ogrid, stacklists, swapaxes  # noqa: E402
 from lucent.tensor.selection import *  # noqa: E402,F401,F403
 from lucent.tensor.selection import __all__ as _selection_all  # noqa: E402
@@ -717,6 +764,7 @@ __all__ = [
     "second",
     "squeeze",
     "stack",
+    "switch",
     "tensor_copy",
     "tensor_from_scalar",
     "transpose",

@@ -121,7 +121,7 @@ or_ = Elemwise(ps.or_)
 xor = Elemwise(ps.xor)
 invert = Elemwise(ps.invert)
 bitwise_and, bitwise_or, bitwise_xor, bitwise_not = and_, or_, xor, invert
-switch = Elemwise(ps.switch)
+from lucent.tensor.basic import switch  # noqa: E402  (PyTensor defines it there)
 clip = Elemwise(ps.clip)
 identity = Elemwise(ps.identity)
 second = Elemwise(ps.second)
@@ -731,6 +731,89 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     keep = tuple(i for i, n in enumerate(c.type.shape) if n != 1)
     return DimShuffle(2, keep)(c) if len(keep) < 2 else c
 
+
+class ProdWithoutZeros(Prod):
+    """Product over axes of the non-zero entries (zeros count as 1).
+
+    The building block of a product's gradient when a group holds one zero:
+    the derivative with respect to that zero is the product of the others.
+    It is not differentiable itself (its gradient is reported as not implemented).
+    """
+
+    def _reduce(self, x, axis, dtype):
+        x = np.asarray(x)
+        return np.prod(np.where(x == 0, np.ones((), x.dtype), x), axis=axis, dtype=self.acc_dtype or dtype)
+
+    def L_op(self, inputs, outputs, output_grads):
+        from lucent.gradient import grad_not_implemented
+
+        return [
+            grad_not_implemented(
+                self, 0, inputs[0],
+                "2nd derivatives of `product(a)` are not supported; if `a` has no zeros, use "
+                "`prod(a, no_zeros_in_input=True)`",
+            )
+        ]
+
+
+isnan_ = isnan  # PyTensor keeps this alias of ``isnan``
+
+
+def dense_dot(a, b):
+    """``dot`` of two dense tensors (PyTensor's name for the non-sparse ``dot``)."""
+    return dot(a, b)
+
+
+def vecdot(x1, x2, dtype=None):
+    """``numpy.vecdot``: dot product over the last axis, other axes broadcast."""
+    a, b = as_tensor_variable(x1), as_tensor_variable(x2)
+    if a.type.ndim == 0 or b.type.ndim == 0:
+        raise ValueError("vecdot: the inputs must have at least one dimension")
+    out = matmul(a[..., None, :], b[..., :, None]).squeeze((-2, -1))
+    return cast(out, dtype) if dtype is not None else out
+
+
+def matvec(x1, x2, dtype=None):
+    """``numpy.matvec``: matrix times vector over the last axes, batch axes broadcast."""
+    a, b = as_tensor_variable(x1), as_tensor_variable(x2)
+    if a.type.ndim < 2 or b.type.ndim < 1:
+        raise ValueError(f"matvec: needs a matrix (>= 2-d) and a vector (>= 1-d), got {a.type} and {b.type}")
+    out = matmul(a, b[..., None]).squeeze(-1)
+    return cast(out, dtype) if dtype is not None else out
+
+
+def vecmat(x1, x2, dtype=None):
+    """``numpy.vecmat``: (conjugated) vector times matrix, batch axes broadcast."""
+    a, b = as_tensor_variable(x1), as_tensor_variable(x2)
+    if a.type.ndim < 1 or b.type.ndim < 2:
+        raise ValueError(f"vecmat: needs a vector (>= 1-d) and a matrix (>= 2-d), got {a.type} and {b.type}")
+    out = matmul(b.mT, a[..., None]).squeeze(-1)
+    return cast(out, dtype) if dtype is not None else out
+
+
+def median(x, axis=None):
+    """Median over ``axis`` (int, tuple or None for all), like ``numpy.median``.
+
+    The reduced axes are moved last and flattened, sorted, and the middle
+    element (mean of the two middle ones for an even count) is taken.
+    """
+    from lucent.tensor.sort import sort
+
+    x = as_tensor_variable(x)
+    nd = x.type.ndim
+    axes = list(range(nd)) if axis is None else list(_normalize_axes(axis, nd, "median"))
+    keep = [i for i in range(nd) if i not in axes]
+    xt = x.transpose(*keep, *axes)
+    if len(axes) != 1:
+        xt = xt.reshape((*[x.shape[i] for i in keep], -1))
+    n = xt.shape[-1]
+    k = int_div(n, 2)
+    xs = sort(xt, axis=-1)
+    upper = xs[..., k]
+    lower = xs[..., k - 1]
+    even = (upper + lower) / 2.0
+    return switch(eq(mod(n, 2), 0), even, cast(upper, even.type.dtype))
+
 __all__ = [
     "max_and_argmax",
     "ptp",
@@ -750,7 +833,7 @@ __all__ = [
     "owens_t", "gamma", "gammaln", "psi", "digamma", "tri_gamma", "polygamma", "gammainc",
     "gammaincc", "gammaincinv", "gammainccinv", "gammau", "gammal", "chi2sf", "j0", "j1", "jv",
     "i0", "i1", "iv", "ive", "kv", "kve", "kn", "log1mexp", "log1pexp", "betainc", "betaincinv",
-    "hyp2f1", "divmod", "ceil_intdiv", "power", "smallest", "largest", "nan_to_num", "cov",
+    "hyp2f1", "ProdWithoutZeros", "isnan_", "dense_dot", "vecdot", "matvec", "vecmat", "median", "divmod", "ceil_intdiv", "power", "smallest", "largest", "nan_to_num", "cov",
 ]
 
 from lucent.tensor.einsum import tensordot  # noqa: E402,F401  (a graph of dot and reshapes)

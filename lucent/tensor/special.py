@@ -37,6 +37,8 @@ class _AxisOp(Op):
     __props__ = ("axis",)
 
     def __init__(self, axis=-1):
+        if axis is not None and (isinstance(axis, bool) or not isinstance(axis, (int, np.integer, tuple, list))):
+            raise TypeError(f"{type(self).__name__}: axis must be an int or None, got {axis!r}")
         self.axis = axis
 
     def __str__(self):

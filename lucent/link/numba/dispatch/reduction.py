@@ -42,7 +42,7 @@ from lucent.link.numba.dispatch.elemwise import (
 from lucent.link.numba.dispatch.scalar import cast, literal, scalar_program
 from lucent.scalar import basic as ps
 from lucent.tensor.fused_reduction import FusedCAReduce
-from lucent.tensor.math import Argmax, ReducedSize
+from lucent.tensor.math import Argmax, ProdWithoutZeros, ReducedSize
 from lucent.tensor.reduction import CAReduce
 
 REDUCTION_VERSION = 1
@@ -229,6 +229,19 @@ def numba_funcify_CAReduce(op, node, **kwargs):
 
         raise NoNumbaImplementation(f"No Numba reduction for {op.scalar_op}")
     cg = ReduceCodegen(None, op, node, [x.type.shape], [x.type.dtype], x.type.ndim)
+    return _compile(cg)
+
+
+@numba_funcify.register(ProdWithoutZeros, version=REDUCTION_VERSION)
+def numba_funcify_ProdWithoutZeros(op, node, **kwargs):
+    """The product kernel over ``switch(x == 0, 1, x)`` (zeros count as 1)."""
+    from lucent.scalar.composite import Composite
+
+    x = node.inputs[0]
+    inner = ps.get_scalar_type(x.type.dtype)()
+    one = ps.constant(np.ones((), x.type.dtype))
+    nonzero = Composite([inner], [ps.switch(ps.eq(inner, ps.constant(np.zeros((), x.type.dtype))), one, inner)])
+    cg = ReduceCodegen(nonzero, op, node, [x.type.shape], [x.type.dtype], x.type.ndim)
     return _compile(cg)
 
 

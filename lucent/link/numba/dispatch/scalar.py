@@ -35,11 +35,12 @@ from lucent.link.numba.dispatch.basic import NoNumbaImplementation
 from lucent.scalar import basic as ps
 from lucent.scalar import math as sm
 from lucent.scalar.composite import Composite
+from lucent.scalar.loop import ScalarLoop
 from lucent.scalar.special_grad import GammaIncDk
 from lucent.link.numba.dispatch import vecmath
 
 #: Bump when the generated text of any scalar template changes meaning.
-SCALAR_CODEGEN_VERSION = 1
+SCALAR_CODEGEN_VERSION = 2
 
 #: Hash of vecmath.py, written into every kernel that imports from it, so a
 #: change there gives new kernel files (Numba's cache only tracks the
@@ -136,7 +137,7 @@ class ScalarProgram:
 
     def _build(self):
         op = self.op
-        if isinstance(op, Composite):
+        if isinstance(op, (Composite, _LoopBody)):
             inner_inputs = op.inputs
             nodes = [(n.op, n.inputs, n.outputs) for n in op.nodes]
             outputs = op.outputs
@@ -189,9 +190,19 @@ class ScalarProgram:
                 checks.append(f"{vecmath.RANGE_CHECKS[fn]}({cast(arg, dtype, 'float64')})")
         return checks
 
+    def scalar_ops(self):
+        """Every scalar op of the body, those inside loops included."""
+        for sop, _, _ in self._steps:
+            yield sop
+            if isinstance(sop, ScalarLoop):
+                for node in sop.nodes:
+                    yield node.op
+                    if isinstance(node.op, (Composite, ScalarLoop)):
+                        yield from _nested_ops(node.op)
+
     def imports(self):
         """Import lines the body needs beyond ``VECMATH_IMPORT`` (SciPy's routines)."""
-        names = sorted({_SCIPY[type(sop)] for sop, _, _ in self._steps if type(sop) in _SCIPY})
+        names = sorted({_SCIPY[type(sop)] for sop in self.scalar_ops() if type(sop) in _SCIPY})
         if not names:
             return ""
         return (
@@ -219,8 +230,72 @@ def _scipy_version():
     return _SCIPY_HASH[0]
 
 
+def _nested_ops(op):
+    for node in op.nodes:
+        yield node.op
+        if isinstance(node.op, (Composite, ScalarLoop)):
+            yield from _nested_ops(node.op)
+
+
+class _LoopBody:
+    """The inner graph of a ``ScalarLoop`` seen as a program (inputs, nodes, outputs)."""
+
+    def __init__(self, loop):
+        self.inputs, self.nodes, self.outputs = loop.inputs, loop.nodes, loop.outputs
+
+    def __str__(self):
+        return "ScalarLoop body"
+
+
+def _loop_lines(op, args, results):
+    """A ``for`` loop running the inner graph of ``op`` (a ``ScalarLoop``).
+
+    The state lives in names of the loop's own prefix, typed once by the
+    cast of the initial values; each step computes every update before
+    assigning any (a tuple assignment), so updates read the previous state.
+    The body uses libm (``fast=False``): its values feed the next step, so
+    there is no block to recompute after a failed range check.
+    """
+    p = results[0][0] + "_"
+    n = op.n_update
+    (steps, steps_dtype), rest = args[0], args[1:]
+    types = [t.dtype for t in op.inputs_type]
+    carry = [f"{p}c{k}" for k in range(n)]
+    consts = [f"{p}k{k}" for k in range(len(rest) - n)]
+    lines = [f"{name} = {cast(t, d, dt)}" for name, (t, d), dt in zip(carry + consts, rest, types)]
+    body = ScalarProgram(_LoopBody(op), types, carry + consts, prefix=f"{p}t")
+    count = cast(steps, steps_dtype, "int64")
+    if op.is_while:
+        lines.append(f"{p}u = False")
+    else:
+        lines.append(f"if {count} < 0:")
+        lines.append("    raise ValueError('ScalarLoop does not have a termination condition.')")
+    lines.append(f"for {p}i in range({count}):")
+    inner = body.lines(fast=False)
+    new = [cast(o, d, dt) for o, d, dt in zip(body.outputs[:n], body.output_dtypes[:n], types)]
+    if n:
+        inner.append(f"{', '.join(carry)}, = {', '.join(new)},")
+    if op.is_while:
+        inner.append(f"{p}u = {body.outputs[n]}")
+        inner.append(f"if {p}u:")
+        inner.append("    break")
+    lines += ["    " + line for line in inner]
+    for (name, _), value in zip(results, carry + ([f"{p}u"] if op.is_while else [])):
+        lines.append(f"{name} = {value}")
+    return lines
+
+
 def _op_lines(op, args, results, fast):
     """Statements computing ``results`` of scalar op ``op`` from ``args``."""
+    if isinstance(op, ScalarLoop):
+        return _loop_lines(op, args, results)
+    if isinstance(op, Composite):
+        # A composite inside a loop body: its program, inlined.
+        sub = ScalarProgram(op, [d for _, d in args], [t for t, _ in args], prefix=results[0][0] + "_")
+        lines = sub.lines(fast=fast)
+        for (name, dtype), value, vdtype in zip(results, sub.outputs, sub.output_dtypes):
+            lines.append(f"{name} = {cast(value, vdtype, dtype)}")
+        return lines
     if len(results) != 1:
         raise NoNumbaImplementation(f"No Numba template for the multi-output scalar op {op}")
     name, odt = results[0]
