@@ -87,6 +87,21 @@ STYLES = {
     "output": dict(shape="box", style="rounded,filled,bold", fillcolor="#ece6f6", color="#6a4c93"),
 }
 
+#: A node that draws random numbers (it reads a generator): its fill, and
+#: the colour of the generator's edges into and out of it.
+RANDOM_FILL = "#fdebd3"
+RANDOM_EDGE = "#c05621"
+
+
+def holds_random_state(var):
+    """True for a variable whose value is a random generator (see ``RandomType``)."""
+    return bool(getattr(var.type, "holds_random_state", False))
+
+
+def draws_random_numbers(node):
+    """True for an Apply that reads a random generator (a draw, or an op carrying one)."""
+    return any(holds_random_state(v) for v in node.inputs)
+
 #: Outline colour for nodes with a problem (DebugMode).
 PROBLEM_COLOR = "#d32f2f"
 
@@ -387,6 +402,8 @@ class GraphDot:
             names = [out.name for out in obj.outputs if out.name]
             if names:
                 details.append("'" + "', '".join(names) + "'")
+            if draws_random_numbers(obj):
+                details.append("random: draws from a generator")
             tip = f"{text}  [{ident}]\n" + "\n".join(details)
             return _wrap(text), details, tip
         if kind == "output":
@@ -461,9 +478,12 @@ class GraphDot:
             font_color = note.font_color
         if kind == "constant":
             attrs["fontsize"] = "10"
+        random = kind == "apply" and draws_random_numbers(self.objects[ident])
+        if random and (note is None or not note.fill):
+            attrs["fillcolor"] = RANDOM_FILL
         attrs["label"] = _html_lines(title, details, font_color)
         attrs["tooltip"] = tip
-        attrs["class"] = f"lucent-{kind} lucent-id-{ident}"
+        attrs["class"] = f"lucent-{kind} lucent-id-{ident}" + (" lucent-random" if random else "")
         return attrs
 
     def _edge_attrs(self, node, i, inp):
@@ -480,6 +500,10 @@ class GraphDot:
             attrs.update(color="#c62828", penwidth="1.8", tooltip=f"input {i} is overwritten in place")
         elif viewed:
             attrs.update(style="dashed", tooltip=f"the output is a view of input {i}")
+        if holds_random_state(inp):
+            attrs.update(color=RANDOM_EDGE, style="bold", label="rng",
+                         tooltip=f"input {i} is the random generator this node draws from"
+                         + (" (advanced in place)" if destroyed else ""))
         return attrs
 
     def svg(self, annotations=None, title=None):

@@ -68,6 +68,7 @@ from lucent.graph.dot import (
     Annotation,
     GraphDot,
     GraphvizNotFoundError,
+    draws_random_numbers,
     no_layout_note,
     op_label,
     text_fallback_html,
@@ -264,6 +265,7 @@ class GraphView(anywidget.AnyWidget):
                     for k, v in enumerate(obj.inputs)
                 ]
                 entry["aliasing"] = _aliasing_text(op)
+                entry["random"] = draws_random_numbers(obj)
                 entry["created_at"] = format_trace(getattr(obj.tag, "trace", None))
                 target = obj
             elif kind == "output":

@@ -4,7 +4,9 @@ Training a model is a loop of calls that move shared variables; what a user
 wants to see is whether the weights move, how fast, and whether a NaN
 appeared. ``SharedView`` shows one row per variable (dtype, shape, range,
 mean, std, L2 norm, NaN/Inf counts, a histogram) and a sparkline of its
-recent values, and updates itself when the values change: through
+recent values (a random generator: its bit generator, a digest of its state
+and how much it drew since the view opened), and updates itself when the
+values change: through
 ``set_value``/``zero`` or through the updates of any compiled function, even
 one compiled before the view (``lucent.compile.watch.watch_shared``).
 
@@ -41,7 +43,7 @@ from lucent.compile.function_module import Function
 from lucent.compile.sharedvalue import SharedVariable
 from lucent.compile.watch import watch_shared
 from lucent.widgets.live import Throttle, stop_following
-from lucent.widgets.value_summary import summarize
+from lucent.widgets.value_summary import summarize, words_drawn
 
 _JS = pathlib.Path(__file__).parent / "js"
 
@@ -116,7 +118,7 @@ def _collect(source):
 class _Entry:
     """What the view keeps about one variable between pushes."""
 
-    __slots__ = ("key", "name", "var", "updated", "history", "changes", "row", "dirty")
+    __slots__ = ("key", "name", "var", "updated", "history", "changes", "row", "dirty", "first_state")
 
     def __init__(self, key, name, var, updated, history):
         self.key = key
@@ -127,6 +129,9 @@ class _Entry:
         self.changes = 0
         self.row = None
         self.dirty = True
+        value = var.get_value(borrow=True)
+        # A generator's row counts what it drew since the view opened.
+        self.first_state = value.bit_generator.state if isinstance(value, np.random.Generator) else None
 
 
 class SharedView(anywidget.AnyWidget):
@@ -200,6 +205,11 @@ class SharedView(anywidget.AnyWidget):
     def _row(self, entry):
         value = entry.var.get_value(borrow=True)
         summary = summarize(value)
+        if summary.get("kind") == "generator" and entry.first_state is not None:
+            drawn = words_drawn(entry.first_state, value.bit_generator.state)
+            summary["drawn"] = drawn
+            if drawn is not None:
+                summary["text"] += f" · {drawn:,} 64-bit words drawn since the view opened"
         scalar = summary.get("kind") == "array" and summary["shape"] == []
         return dict(
             summary,

@@ -15,6 +15,49 @@ import numpy as np
 HISTOGRAM_BINS = 16
 
 
+#: NumPy's PCG64 advances its 128-bit state as ``state * multiplier + inc`` per 64-bit word.
+PCG64_MULTIPLIER = 0x2360ED051FC65DA44385DF649FCCF645
+_MASK_128 = (1 << 128) - 1
+
+
+def generator_digest(generator):
+    """A short digest of a generator's state: it changes whenever the generator advances."""
+    import hashlib
+
+    return hashlib.sha1(repr(generator.bit_generator.state).encode()).hexdigest()[:10]
+
+
+def words_drawn(before, after):
+    """64-bit words a PCG64 drew between two of its ``bit_generator.state`` dicts, else None.
+
+    The state is a linear congruential generator, so the number of steps
+    between two states is found bit by bit (128 steps at most) without
+    replaying them. None for another bit generator or another stream.
+    """
+    if before.get("bit_generator") != "PCG64" or after.get("bit_generator") != "PCG64":
+        return None
+    cur, new = before["state"]["state"], after["state"]["state"]
+    plus, mult = before["state"]["inc"], PCG64_MULTIPLIER
+    if plus != after["state"]["inc"]:
+        return None
+    bit, distance = 1, 0
+    while cur != new and bit <= _MASK_128:
+        if (cur & bit) != (new & bit):
+            cur = (cur * mult + plus) & _MASK_128
+            distance |= bit
+        bit <<= 1
+        plus = ((mult + 1) * plus) & _MASK_128
+        mult = (mult * mult) & _MASK_128
+    return distance if cur == new else None
+
+
+def summarize_generator(generator):
+    """``{"kind": "generator", "bit_generator", "digest", "text"}`` of a ``numpy.random.Generator``."""
+    name = type(generator.bit_generator).__name__
+    digest = generator_digest(generator)
+    return {"kind": "generator", "bit_generator": name, "digest": digest, "text": f"{name} · state {digest}"}
+
+
 def summarize(value, bins=HISTOGRAM_BINS):
     """``{"kind", "shape", "dtype", "size", "min", "max", "mean", "std", "norm", "nan", "inf", "histogram"}``.
 
@@ -25,6 +68,8 @@ def summarize(value, bins=HISTOGRAM_BINS):
     """
     if value is None:
         return {"kind": "none", "text": "None"}
+    if isinstance(value, np.random.Generator):
+        return summarize_generator(value)
     if isinstance(value, (np.ndarray, np.generic, int, float, bool, complex)):
         array = np.asarray(value)
     else:

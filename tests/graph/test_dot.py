@@ -313,3 +313,21 @@ def test_graph_html_shows_text_for_huge_graphs(monkeypatch):
         out = lt.exp(out)
     page = graph_html(out, max_nodes=3)
     assert "too many to draw" in page and "<pre>" in page
+
+
+def test_random_draws_and_their_generator_edges_are_marked():
+    from lucent.tensor.random.basic import normal
+
+    rng = lucent.shared(np.random.default_rng(0), name="rng")
+    x = lt.dvector("x")
+    next_rng, draw = normal(0, 1, size=(3,), rng=rng, return_next_rng=True)
+    y = x + draw
+    drawing = dotmod.GraphDot([y, next_rng])
+    source = drawing.source()
+    draw_id = drawing.ids[draw.owner]
+    add_id = drawing.ids[y.owner]
+    assert "lucent-random" in re.search(rf"  {draw_id} \[.*\];", source).group(0)
+    assert "random: draws from a generator" in source
+    assert "lucent-random" not in re.search(rf"  {add_id} \[.*\];", source).group(0)
+    rng_edge = re.search(rf"  {drawing.producer_id(rng)} -> {draw_id} \[(.*)\];", source).group(1)
+    assert 'label="rng"' in rng_edge and dotmod.RANDOM_EDGE in rng_edge

@@ -289,3 +289,43 @@ def test_close_stops_following():
     W.set_value(np.zeros(4))
     assert view.rows == rows and view.updates == 1
     assert view._changes == 1 and not view._watch.active
+
+
+def test_generator_row_shows_its_state_and_what_it_drew():
+    rng = lucent.shared(np.random.default_rng(5), name="rng")
+    view = SharedView(rng)
+    row = view.rows[0]
+    assert row["kind"] == "generator" and row["bit_generator"] == "PCG64"
+    assert row["drawn"] == 0 and row["history"] == [None]
+    first_digest = row["digest"]
+    g = rng.get_value()
+    g.standard_normal(1000)
+    g.integers(0, 10, size=7)  # one 64-bit word per bounded integer here
+    rng.set_value(g)
+    view.refresh()
+    row = view.rows[0]
+    replay = np.random.default_rng(5)
+    words = 0
+    before = replay.bit_generator.state["state"]["state"]
+    replay.standard_normal(1000)
+    replay.integers(0, 10, size=7)
+    # Count the words by stepping a copy of the generator one word at a time.
+    probe = np.random.default_rng(5)
+    while probe.bit_generator.state["state"]["state"] != replay.bit_generator.state["state"]["state"]:
+        probe.bit_generator.random_raw()
+        words += 1
+    assert before != replay.bit_generator.state["state"]["state"]
+    assert row["drawn"] == words and row["digest"] != first_digest
+    assert f"{words:,} 64-bit words drawn" in row["text"]
+    json.dumps(view.rows)
+
+
+def test_generator_of_another_kind_shows_no_count():
+    rng = lucent.shared(np.random.Generator(np.random.MT19937(3)), name="mt")
+    view = SharedView(rng)
+    g = rng.get_value()
+    g.random(3)
+    rng.set_value(g)
+    view.refresh()
+    row = view.rows[0]
+    assert row["bit_generator"] == "MT19937" and row["drawn"] is None and "drawn" not in row["text"]

@@ -35,6 +35,10 @@ numpy_bit_gens = {0: "MT19937", 1: "PCG64", 2: "Philox", 3: "SFC64"}
 class RandomType(Type):
     """Base of the types whose values are random number generators."""
 
+    #: Read by the graph drawings (which cannot import this layer) to mark
+    #: the nodes that draw random numbers and their generator edges.
+    holds_random_state = True
+
 
 class AbstractRandomGeneratorType(RandomType):
     """Shared behaviour of the types holding a ``numpy.random.Generator``."""
