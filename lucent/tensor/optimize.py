@@ -384,7 +384,7 @@ class MinimizeScalarOp(ScipyWrapperOp):
         f = self._wrapped(x0)
         res = optimize.minimize_scalar(f.value, args=tuple(args), method=self.method, **self.optimizer_kwargs)
         outputs[0][0] = np.asarray(res.x, dtype=x0.dtype)
-        outputs[1][0] = np.bool_(getattr(res, "success", True))
+        outputs[1][0] = np.array(bool(getattr(res, "success", True)))
 
 
 class MinimizeOp(ScipyWrapperOp):
@@ -441,7 +441,7 @@ class MinimizeOp(ScipyWrapperOp):
             **self.optimizer_kwargs,
         )
         outputs[0][0] = np.asarray(res.x, dtype=x0.dtype).reshape(x0.shape)
-        outputs[1][0] = np.bool_(res.success)
+        outputs[1][0] = np.array(bool(res.success))
 
 
 class RootScalarOp(ScipyWrapperOp):
@@ -490,7 +490,7 @@ class RootScalarOp(ScipyWrapperOp):
             **self.optimizer_kwargs,
         )
         outputs[0][0] = np.asarray(res.root, dtype=x0.dtype)
-        outputs[1][0] = np.bool_(res.converged)
+        outputs[1][0] = np.array(bool(res.converged))
 
 
 class RootOp(ScipyWrapperOp):
@@ -545,7 +545,7 @@ class RootOp(ScipyWrapperOp):
             **self.optimizer_kwargs,
         )
         outputs[0][0] = np.asarray(res.x, dtype=x0.dtype).reshape(x0.shape)
-        outputs[1][0] = np.bool_(res.success)
+        outputs[1][0] = np.array(bool(res.success))
 
 
 # --- the user's functions -----------------------------------------------------------
