@@ -68,17 +68,6 @@ assert not _contains_cycle(fg, {})
 exp_node = fg.outputs[0].owner.inputs[0].owner
 assert _contains_cycle(fg, {exp_node: {fg.outputs[0].owner}})
 
-# --- duplicate input names are allowed (only ambiguous keywords are refused) --------------
-a_x = pt.dscalar("x")
-b_x = pt.dvector("x")
-f_dup = function([a_x, b_x], a_x + b_x, mode=MODE)
-assert_allclose(f_dup(1.0, [2.0]), [3.0])
-try:
-    f_dup(x=1.0, **{})
-    raise AssertionError("an ambiguous keyword must be refused")
-except TypeError:
-    pass
-
 # --- random draws inside a step, ScanArgs -------------------------------------------------
 srng = pt.random.RandomStream(seed=3)
 seq = pt.dvector("seq")
