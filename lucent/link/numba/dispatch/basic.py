@@ -478,3 +478,22 @@ __all__ = [
     "load_module_from_text",
     "CODEGEN_VERSION",
 ]
+
+
+def capsule_entry(capsule):
+    """``(signature, address)`` of a Cython ``__pyx_capi__`` capsule (SciPy's LAPACK and special functions).
+
+    The capsule's name is the C signature of the function it holds; the
+    address lets a kernel call it by a fixed symbol name.
+    """
+    import ctypes
+
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype = ctypes.c_char_p
+    get_name.argtypes = [ctypes.py_object]
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype = ctypes.c_void_p
+    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    signature = get_name(capsule)
+    return signature.decode(), get_pointer(capsule, signature)
+

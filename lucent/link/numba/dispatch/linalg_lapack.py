@@ -20,7 +20,7 @@ Cython bindings.
 
 from __future__ import annotations
 
-import ctypes
+from lucent.link.numba.dispatch.basic import capsule_entry
 
 from llvmlite import ir
 from numba.core import cgutils, types
@@ -33,22 +33,12 @@ ROUTINES = tuple(p + r for r in ("gees", "trsen", "gges", "tgsen", "gttrf", "gtt
 PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
 
 
-def _address(capsule):
-    get_name = ctypes.pythonapi.PyCapsule_GetName
-    get_name.restype = ctypes.c_char_p
-    get_name.argtypes = [ctypes.py_object]
-    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.restype = ctypes.c_void_p
-    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    return get_pointer(capsule, get_name(capsule))
-
-
 def _register():
     import llvmlite.binding as llvm
     from scipy.linalg import cython_lapack
 
     for name in ROUTINES:
-        llvm.add_symbol(f"lucent_lapack_{name}", _address(cython_lapack.__pyx_capi__[name]))
+        llvm.add_symbol(f"lucent_lapack_{name}", capsule_entry(cython_lapack.__pyx_capi__[name])[1])
 
 
 _register()

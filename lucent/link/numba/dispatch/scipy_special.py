@@ -22,7 +22,6 @@ generator imports it only into kernels that use one of these functions.
 
 from __future__ import annotations
 
-import ctypes
 import math
 import re
 
@@ -30,6 +29,7 @@ import numpy as np
 from llvmlite import binding as llvm
 from numba import njit, types
 
+from lucent.link.numba.dispatch.basic import capsule_entry
 from lucent.scalar.special_grad import gammainc_dk
 
 #: Bump when the meaning of a function here changes (part of kernel text).
@@ -41,17 +41,7 @@ _C_TYPES = {"double": types.float64, "int": types.intc, "long": types.int64}
 def _capsules():
     import scipy.special.cython_special as cs
 
-    get_name = ctypes.pythonapi.PyCapsule_GetName
-    get_name.restype = ctypes.c_char_p
-    get_name.argtypes = [ctypes.py_object]
-    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.restype = ctypes.c_void_p
-    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    table = {}
-    for key, capsule in cs.__pyx_capi__.items():
-        signature = get_name(capsule)
-        table[key] = (signature.decode(), get_pointer(capsule, signature))
-    return table
+    return {key: capsule_entry(capsule) for key, capsule in cs.__pyx_capi__.items()}
 
 
 def _double_routine(table, name):
