@@ -107,6 +107,11 @@ def _add_core_flags(config):
     config.add("reoptimize_unpickled_function", "Rewrite a function's graph again when unpickled.",
                BoolParam(False))
     config.add("numba__cache", "Cache Numba-compiled code on disk.", BoolParam(True))
+    config.add("numba__kernel_calls",
+               "How a compiled graph function reaches its node kernels: 'slots' calls the "
+               "kernels' own machine code through pointers (compiled once per process, shared by "
+               "every function), 'link' links a copy of each kernel into every graph function.",
+               EnumStr("slots", ["link"]))
     config.add("compile_progress",
                "Show what a compile that takes longer than about a second is doing (a line on a "
                "terminal, a widget in a notebook with the lucent extension loaded).",

@@ -369,6 +369,11 @@ def graph_dir():
     return os.path.join(_kernel_dir(), "graphs")
 
 
+def graph_module_path(key):
+    """Where the cached graph module of ``key`` is written."""
+    return os.path.join(graph_dir(), f"lucent_graph_{key[:40]}.py")
+
+
 def load_graph_function(key, source, namespace, cacheable, name="graph_fn"):
     """The Numba dispatcher of the function ``name`` defined by ``source``.
 
@@ -390,7 +395,7 @@ def load_graph_function(key, source, namespace, cacheable, name="graph_fn"):
     module_name = f"lucent_graph_{key[:40]}"
     if module_name in _loaded:
         return _loaded[module_name], True
-    path = os.path.join(graph_dir(), module_name + ".py")
+    path = graph_module_path(key)
     module = load_module_from_text(module_name, path, source, namespace)
     dispatcher = numba.njit(cache=True, fastmath=config.numba__fastmath, no_cfunc_wrapper=True)(
         getattr(module, name)
@@ -404,6 +409,7 @@ __all__ = [
     "Uncacheable",
     "describe",
     "describe_op",
+    "graph_module_path",
     "kernel_fingerprint",
     "load_graph_function",
     "make_key",

@@ -445,10 +445,24 @@ def _failing_kernels(order, kernels):
     return failing
 
 
+def _call_site_kernels(order, kernels, namespace):
+    """``{"k3": (kernel, arity, label)}`` for the kernels the graph function calls by name."""
+    by_id = {}
+    for n, node in enumerate(order):
+        kernel, passed, _ = kernels[node]
+        by_id.setdefault(id(kernel), (len(passed), f"node {n} ({node.op})"))
+    found = {}
+    for name, value in namespace.items():
+        if name[:1] == "k" and name[1:].isdigit() and id(value) in by_id:
+            arity, label = by_id[id(value)]
+            found[name] = (value, arity, label)
+    return found
+
+
 def build_program(linker, fgraph):
     """Generate, key, load and compile the graph function of ``fgraph`` (see module docstring)."""
     from lucent.configdefaults import config
-    from lucent.link.numba.cache import Uncacheable, load_graph_function
+    from lucent.link.numba.cache import Uncacheable, graph_module_path, load_graph_function, make_key
     from lucent.link.numba.linker import GraphProgram, _PythonFallback
 
     import lucent.link.numba.dispatch  # noqa: F401  (registers the kernels)
@@ -484,9 +498,25 @@ def build_program(linker, fgraph):
             import hashlib
 
             key = hashlib.sha256(source.encode()).hexdigest()
+        sites = []
+        if config.numba__kernel_calls == "slots":
+            from lucent.link.numba import kernel_calls
+
+            key = make_key([key, ("kernel_calls", kernel_calls.KERNEL_CALLS_VERSION)])
+            sites = kernel_calls.make_call_sites(
+                namespace, _call_site_kernels(order, kernels, namespace),
+                kernel_calls.unique_prefix(key, cacheable=reason is None),
+            )
         linker.cache_key = key if reason is None else None
         linker.uncacheable_reason = reason
         dispatcher, in_memory = load_graph_function(key, source, namespace, cacheable=reason is None)
+        if sites:
+            from lucent import progress
+
+            progress.stage("kernels", total=len(sites))
+            kernel_calls.prepare(
+                dispatcher, sites, key, graph_module_path(key) if reason is None else None
+            )
         hits_before = sum(dispatcher.stats.cache_hits.values()) if reason is None else 0
         try:
             dispatcher.compile(_signature(fgraph, arg_inputs, extra_args))

@@ -2,13 +2,15 @@
 
 Stages (see ``registry``): canonicalize (``basic``, ``math``, ``shape``),
 stabilize (``stabilize``, ``special``), specialize (``specialize``),
-fusion and in-place (``elemwise``, ``fused_reduction``, ``inplace``).
+fusion and in-place (``elemwise``, ``fused_reduction``, ``composite_constants``,
+``inplace``).
 """
 
 from lucent.tensor.rewriting import (  # noqa: F401
     assumptions,
     basic,
     blockwise,
+    composite_constants,
     elemwise,
     fused_reduction,
     inplace,

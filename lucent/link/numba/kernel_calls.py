@@ -1,0 +1,292 @@
+"""Graph functions call their node kernels through pointer slots instead of linking copies of them.
+
+When a Numba function calls another ``@njit`` function, Numba links the
+callee's LLVM module into the caller's and emits its machine code again.
+For lucent that meant every graph function carried (and LLVM re-emitted)
+a copy of every kernel it calls: a variant of a model that needed no new
+kernel still paid for emitting all of them, and every compiled function
+kept megabytes of duplicated code alive.
+
+Here a disk-cached node kernel (one made by ``kernel_from_source``, whose
+text names it) is instead called through a *slot*: a pointer-sized global
+variable of the graph function's module, named after the graph's cache key
+and the call site. The call uses Numba's own calling convention (return
+status, exception info and reference counting behave exactly as for a
+linked call); the kernel is compiled once per process (and loaded from its
+own disk cache in later processes) and the same machine code serves every
+graph function that uses it.
+
+After the graph function is compiled or loaded, ``fill_slots`` writes each
+kernel's address into its slot. What each call site was compiled for is
+recorded next to the cached graph module (``<module>.kernels``, with a
+checksum tied to the cache key), so a later process that loads the graph
+function from Numba's cache knows which kernel specialisations to load
+without typing the graph again. A slot left empty (a missing or damaged
+record) makes the call raise a clear error instead of jumping to address 0,
+and such a cache entry is recompiled rather than used.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import itertools
+import os
+import pickle
+
+#: Bumped when the way call sites are generated changes.
+KERNEL_CALLS_VERSION = 1
+
+_unique = itertools.count()
+
+
+def uses_slot(kernel) -> bool:
+    """Whether ``kernel`` is called through a slot: a disk-cached generated kernel.
+
+    Other kernels (object-mode fallbacks, kernels made with ``numba_njit``
+    without a disk cache) are linked into the graph function as before:
+    a later process could not load them without compiling them anyway.
+    """
+    return getattr(kernel, "__lucent_origin__", None) is not None and bool(
+        getattr(kernel, "_cache", None) is not None and type(kernel._cache).__name__ != "NullCache"
+    )
+
+
+class KernelCallSite:
+    """One node kernel called from one graph function through a slot.
+
+    ``caller`` is what the generated source names (``k3``): a Numba
+    intrinsic whose typing resolves the kernel's specialisation for the
+    argument types the graph function passes, and whose lowering loads the
+    slot and calls the kernel with Numba's calling convention.
+    """
+
+    def __init__(self, kernel, prefix, index, arity, label):
+        self.kernel = kernel
+        self.prefix = prefix
+        self.index = index
+        self.label = label
+        #: ``{slot name: kernel argument types}`` of every specialisation used.
+        self.targets = {}
+        self.caller = _make_caller(self, arity)
+
+    def slot_name(self, arg_types) -> str:
+        digest = hashlib.sha256(repr(tuple(str(t) for t in arg_types)).encode()).hexdigest()[:12]
+        return f"{self.prefix}_k{self.index}_{digest}"
+
+    def resolve(self, typingctx, args):
+        """The kernel's signature for ``args`` (compiling it if needed) and the slot's name."""
+        fnty = typingctx.resolve_value_type(self.kernel)
+        sig = typingctx.resolve_function_type(fnty, tuple(args), {})
+        if sig is None:  # pragma: no cover - the typing error names the kernel
+            from numba.core.errors import TypingError
+
+            raise TypingError(f"{self.label}: no kernel specialisation for {args}")
+        slot = self.slot_name(sig.args)
+        if not self.targets:
+            from lucent import progress
+
+            progress.advance()  # "kernels k of n" while the graph function is typed
+        self.targets[slot] = tuple(sig.args)
+        return sig, slot
+
+    def address(self, arg_types) -> int:
+        """The machine-code address of the kernel's specialisation for ``arg_types``."""
+        cres = self.kernel.overloads.get(tuple(arg_types))
+        if cres is None:
+            self.kernel.compile(tuple(arg_types))
+            cres = self.kernel.overloads[tuple(arg_types)]
+        return cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
+
+
+def _make_caller(site, arity):
+    """A Numba intrinsic of ``arity`` arguments calling ``site``'s kernel through its slot."""
+    from numba.extending import intrinsic
+
+    def typer(typingctx, *args):
+        target, slot = site.resolve(typingctx, args)
+        return target.return_type(*args), _codegen(site, target, slot)
+
+    params = ", ".join(f"a{i}" for i in range(arity))
+    text = f"def call_kernel(typingctx{', ' if arity else ''}{params}):\n    return typer(typingctx{', ' if arity else ''}{params})\n"
+    namespace = {"typer": typer}
+    exec(compile(text, f"<lucent kernel call {site.label}>", "exec"), namespace)
+    fn = namespace["call_kernel"]
+    fn.__name__ = fn.__qualname__ = f"call_{site.prefix}_k{site.index}"
+    return intrinsic(fn)
+
+
+def _codegen(site, target, slot):
+    def codegen(context, builder, signature, llargs):
+        from llvmlite import ir
+        from numba.core import cgutils
+
+        voidptr = ir.IntType(8).as_pointer()
+        module = builder.module
+        try:
+            gv = module.get_global(slot)
+        except KeyError:
+            gv = ir.GlobalVariable(module, voidptr, name=slot)
+            gv.linkage = "common"
+            gv.initializer = ir.Constant(voidptr, None)
+        pointer = builder.load(gv)
+        with cgutils.if_unlikely(builder, cgutils.is_null(builder, pointer)):
+            context.call_conv.return_user_exc(
+                builder,
+                RuntimeError,
+                (f"lucent: the kernel of {site.label} is not linked into this compiled function "
+                 "(its cache record is missing); compile the function again",),
+            )
+        args = [
+            context.cast(builder, value, have, want)
+            for value, have, want in zip(llargs, signature.args, target.args)
+        ]
+        fnty = context.call_conv.get_function_type(target.return_type, target.args)
+        fn = builder.bitcast(pointer, fnty.as_pointer())
+        status, result = context.call_conv.call_function(builder, fn, target.return_type, target.args, args)
+        with cgutils.if_unlikely(builder, status.is_error):
+            context.call_conv.return_status_propagate(builder, status)
+        return result
+
+    return codegen
+
+
+def make_call_sites(namespace, kernels_by_name, prefix):
+    """Replace the slot-called kernels of a graph module's ``namespace`` by their callers.
+
+    ``kernels_by_name`` maps ``k3`` to ``(kernel, arity, label)``. Returns
+    the call sites, in the order of their names.
+    """
+    sites = []
+    for name, (kernel, arity, label) in kernels_by_name.items():
+        if not uses_slot(kernel):
+            continue
+        index = int(name[1:])
+        site = KernelCallSite(kernel, prefix, index, arity, label)
+        namespace[name] = site.caller
+        sites.append(site)
+    return sites
+
+
+def unique_prefix(key, cacheable):
+    """The slot-name prefix of a graph function: its key, and a counter when it is not cached."""
+    base = f"lucent_slot_{key[:24]}"
+    return base if cacheable else f"{base}_{next(_unique)}"
+
+
+# ---------------------------------------------------------------------------
+# The record of a cached graph function's call sites
+# ---------------------------------------------------------------------------
+
+
+def _record_path(module_path):
+    return module_path[:-3] + ".kernels" if module_path.endswith(".py") else module_path + ".kernels"
+
+
+def _checksum(key, payload):
+    return hashlib.sha256(key.encode() + b"\0" + payload).hexdigest()
+
+
+def write_record(module_path, key, sites):
+    """Write ``{site index: {slot: argument types}}`` next to the graph module (atomically)."""
+    payload = pickle.dumps({site.index: dict(site.targets) for site in sites}, protocol=4)
+    data = pickle.dumps({"checksum": _checksum(key, payload), "payload": payload}, protocol=4)
+    path = _record_path(module_path)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def read_record(module_path, key):
+    """The record written by ``write_record`` for ``key``, or ``None`` if missing or damaged."""
+    try:
+        with open(_record_path(module_path), "rb") as f:
+            outer = pickle.loads(f.read())
+        payload = outer["payload"]
+        if outer["checksum"] != _checksum(key, payload):
+            return None
+        return pickle.loads(payload)
+    except Exception:
+        return None
+
+
+def restore_targets(sites, record) -> bool:
+    """Load the kernel specialisations ``record`` lists; ``False`` if it does not fit ``sites``."""
+    by_index = {site.index: site for site in sites}
+    if set(record) != set(by_index):
+        return False
+    for index, targets in record.items():
+        site = by_index[index]
+        for slot, arg_types in targets.items():
+            if slot != site.slot_name(arg_types):
+                return False
+            site.address(arg_types)  # compiles or loads the kernel
+            site.targets[slot] = tuple(arg_types)
+    return True
+
+
+def fill_slots(dispatcher, sites):
+    """Write each kernel's address into the slots of every compiled specialisation of ``dispatcher``."""
+    for cres in list(dispatcher.overloads.values()):
+        engine = cres.library.codegen._engine
+        for site in sites:
+            for slot, arg_types in site.targets.items():
+                where = engine.get_global_value_address(slot)
+                if not where:
+                    continue
+                ctypes.c_void_p.from_address(where).value = site.address(arg_types)
+
+
+__all__ = [
+    "KERNEL_CALLS_VERSION",
+    "KernelCallSite",
+    "fill_slots",
+    "make_call_sites",
+    "read_record",
+    "restore_targets",
+    "unique_prefix",
+    "uses_slot",
+    "write_record",
+]
+
+
+def prepare(dispatcher, sites, key, record_path):
+    """Make ``dispatcher`` fill its slots whenever it compiles or loads a specialisation.
+
+    ``record_path`` is the cached graph module's path (``None`` for a graph
+    compiled in memory only). A cached graph whose record is missing or
+    does not fit is recompiled: its cached machine code would have empty
+    slots.
+    """
+    if getattr(dispatcher, "__lucent_sites__", None) is not None:
+        return  # the same graph, already prepared in this process
+    dispatcher.__lucent_sites__ = sites
+    if record_path is not None:
+        record = read_record(record_path, key)
+        if record is None or not restore_targets(sites, record):
+            for site in sites:
+                site.targets.clear()
+            cache = getattr(dispatcher, "_cache", None)
+            if cache is not None and hasattr(cache, "flush"):
+                cache.flush()
+    original = dispatcher.compile
+
+    def compile_and_fill(sig):
+        before = {site.index: dict(site.targets) for site in sites}
+        entry = original(sig)
+        fill_slots(dispatcher, sites)
+        if record_path is not None and {site.index: site.targets for site in sites} != before:
+            write_record(record_path, key, sites)
+        return entry
+
+    dispatcher.compile = compile_and_fill
+
+
+__all__.append("prepare")

@@ -1,0 +1,150 @@
+"""Graph functions call their node kernels through slots: one copy of each kernel's machine code
+per process, shared by every function, with the same results, errors and caching as before."""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+import lucent  # noqa: E402
+import lucent.tensor as lt  # noqa: E402
+from lucent.link.numba import kernel_calls  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def _graph_dispatcher(fn):
+    return fn.maker.linker.program.fn
+
+
+def _slot_sites(fn):
+    return getattr(_graph_dispatcher(fn), "__lucent_sites__", None) or []
+
+
+def test_kernels_are_called_through_slots_and_not_linked_into_the_graph_function():
+    x = lt.dmatrix("x")
+    y = lt.dmatrix("y")
+    f = lucent.function([x, y], lt.exp(x) * 3.0 + y.sum(axis=0))
+    a, b = np.random.default_rng(0).random((2, 3, 4))
+    np.testing.assert_allclose(f(a, b), np.exp(a) * 3.0 + b.sum(axis=0))
+    sites = _slot_sites(f)
+    assert sites, "no kernel is called through a slot"
+    graph_ir = "".join(cres.library.get_llvm_str() for cres in _graph_dispatcher(f).overloads.values())
+    for site in sites:
+        for arg_types in site.targets.values():
+            cres = site.kernel.overloads[arg_types]
+            # neither defined nor declared in the graph function: it is reached through the slot
+            assert cres.fndesc.llvm_func_name not in graph_ir
+
+
+def test_two_functions_share_one_kernel_specialisation():
+    x = lt.dvector("x")
+    f1 = lucent.function([x], lt.tanh(x) * 1.5 - x)
+    f2 = lucent.function([x], [lt.tanh(x) * 1.5 - x, lt.sum(x)])
+    v = np.linspace(-1, 1, 7)
+    np.testing.assert_allclose(f1(v), np.tanh(v) * 1.5 - v)
+    np.testing.assert_allclose(f2(v)[0], np.tanh(v) * 1.5 - v)
+    kernels1 = {id(s.kernel) for s in _slot_sites(f1)}
+    kernels2 = {id(s.kernel) for s in _slot_sites(f2)}
+    assert kernels1 & kernels2, "the shared element-wise kernel was not reused"
+
+
+def test_kernel_errors_propagate_through_the_slot_with_their_message():
+    x = lt.dmatrix("x")
+    y = lt.dmatrix("y")
+    f = lucent.function([x, y], x + y)
+    assert _slot_sites(f)
+    with pytest.raises(ValueError, match="shapes are not compatible"):
+        f(np.ones((2, 3)), np.ones((2, 4)))
+    # and the function still works afterwards
+    np.testing.assert_allclose(f(np.ones((2, 3)), np.ones((2, 3))), 2 * np.ones((2, 3)))
+
+
+def test_a_specialisation_compiled_at_call_time_fills_its_slots():
+    x = lt.dmatrix("x")
+    f = lucent.function([x], lt.exp(x) * 2.5)
+    a = np.random.default_rng(1).random((4, 6))
+    for value in (a, np.asfortranarray(a), a[:, ::2], a[::2]):
+        np.testing.assert_allclose(f(value), np.exp(value) * 2.5)
+    assert len(_graph_dispatcher(f).overloads) >= 3
+
+
+def test_the_link_mode_still_works():
+    x = lt.dvector("x")
+    with lucent.config.change_flags(numba__kernel_calls="link"):
+        f = lucent.function([x], lt.exp(x) * 4.5)
+    np.testing.assert_allclose(f(np.arange(3.0)), np.exp(np.arange(3.0)) * 4.5)
+    assert not _slot_sites(f)
+
+
+_PROGRAM = textwrap.dedent(
+    """
+    import json, numpy as np, lucent, lucent.tensor as lt
+    from numba.core import event
+    x = lt.dmatrix("x"); w = lt.dvector("w")
+    with event.install_recorder("numba:compile") as rec:
+        f = lucent.function([x, w], lt.tanh(x.dot(w)) * 0.75 + lt.exp(w).sum())
+        out = f(np.arange(6.0).reshape(2, 3) / 10, np.ones(3) / 3)
+    compiled = sorted({e.data["dispatcher"].py_func.__name__ for _, e in rec.buffer if e.is_start})
+    print(json.dumps({"out": out.tolist(), "compiled": compiled}))
+    """
+)
+
+
+def _run(cache_dir):
+    env = dict(os.environ)
+    env["LUCENT_FLAGS"] = f"base_compiledir={cache_dir}"
+    env["PYTHONPATH"] = os.pathsep.join([ROOT, env.get("PYTHONPATH", "")])
+    out = subprocess.run(
+        [sys.executable, "-c", _PROGRAM], capture_output=True, text=True, env=env, cwd=ROOT,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_new_process_loads_the_graph_and_its_kernels_from_the_cache(tmp_path):
+    expected = np.tanh(np.arange(6.0).reshape(2, 3) / 10 @ (np.ones(3) / 3)) * 0.75 + np.exp(np.ones(3) / 3).sum()
+    cold = _run(tmp_path)
+    np.testing.assert_allclose(cold["out"], expected)
+    assert "graph_fn" in cold["compiled"]
+    records = glob.glob(str(tmp_path / "**" / "*.kernels"), recursive=True)
+    assert records, "no record of the call sites was written"
+    warm = _run(tmp_path)
+    np.testing.assert_allclose(warm["out"], expected)
+    assert warm["compiled"] == [], f"a warm process compiled {warm['compiled']}"
+    # Without its record, the cached graph function is compiled again (never run with empty slots).
+    for path in records:
+        os.unlink(path)
+    again = _run(tmp_path)
+    np.testing.assert_allclose(again["out"], expected)
+    assert "graph_fn" in again["compiled"]
+    # A record that does not belong to its graph (swapped) is not used either.
+    records = glob.glob(str(tmp_path / "**" / "*.kernels"), recursive=True)
+    with open(records[0], "r+b") as f:
+        data = bytearray(f.read())
+        data[-3] ^= 0xFF
+        f.seek(0)
+        f.write(data)
+    swapped = _run(tmp_path)
+    np.testing.assert_allclose(swapped["out"], expected)
+    assert "graph_fn" in swapped["compiled"]
+
+
+def test_the_record_is_checked_against_its_key(tmp_path):
+    path = str(tmp_path / "lucent_graph_x.py")
+
+    class Site:
+        index = 0
+        targets = {"slot": ("int64",)}
+
+    kernel_calls.write_record(path, "key-a", [Site()])
+    assert kernel_calls.read_record(path, "key-a") == {0: {"slot": ("int64",)}}
+    assert kernel_calls.read_record(path, "key-b") is None
