@@ -3,7 +3,8 @@
 ``GraphView`` draws a graph (graphviz layout, SVG) and lets you click a node
 to see its ``dprint``, type and last value; ``SharedView`` is a live panel
 of shared variables; ``ProfileView`` and ``DebugReportView`` present a
-profile and a DebugMode report. Their state lives in the widget models, so
+profile and a DebugMode report; ``RewriteView`` steps through what the
+rewrites did to a compiled function. Their state lives in the widget models, so
 they survive a kernel reconnect and render from a saved notebook.
 
 Importing ``lucent`` does not import ipywidgets: the classes here are
@@ -19,6 +20,7 @@ _CLASSES = {
     "DebugReportView": "lucent.widgets.debug_report_view",
     "SharedView": "lucent.widgets.shared_view",
     "ProfileView": "lucent.widgets.profile_view",
+    "RewriteView": "lucent.widgets.rewrite_view",
 }
 
 __all__ = sorted(_CLASSES)

@@ -19,6 +19,12 @@ trait, synced both ways, and ``sorted_rows()`` gives the same order in
 Python. Given a Function, the view refreshes itself after its calls,
 throttled like ``SharedView`` (at most every ``min_interval`` seconds, the
 rest when the cell finishes or on ``refresh()``).
+
+A table says which node costs most, not where it sits in the graph:
+``beside_graph()`` shows the view next to a ``GraphView`` of the same
+graph with the nodes filled by their share of the time or the bytes, and
+links the two selections (click a row, its node is selected in the drawing;
+click a node, its row is highlighted).
 """
 
 from __future__ import annotations
@@ -88,9 +94,10 @@ def _header(profile, rows):
     return out
 
 
-def _json_row(row):
+def _json_row(row, node_ids=None):
     return {
         "position": int(row["position"]),
+        "node_id": (node_ids or {}).get(row["node"], ""),
         "op": _short(row["op"]),
         "node": _short(str(row["node"])),
         "output_shapes": [_json_shape(s) for s in row["output_shapes"]],
@@ -130,7 +137,10 @@ class ProfileView(anywidget.AnyWidget):
     ``held_after`` and ``input_bytes``, ``None`` when unknown); ``rows``, one
     dict per node in schedule order (the keys of ``ProfileStats.as_rows``,
     JSON-ready, with ``node`` as text); ``sort_by`` and ``sort_reversed``,
-    the order shown; ``live``, whether the view follows a function.
+    the order shown; ``live``, whether the view follows a function;
+    ``selected``, the GraphView id of the selected row's node (rows know
+    their ids once ``beside_graph`` linked a drawing); ``compact``, show
+    only the position, op, bytes and time columns (beside a drawing).
     """
 
     _esm = _JS / "profile_view.js"
@@ -142,6 +152,8 @@ class ProfileView(anywidget.AnyWidget):
     sort_by = traitlets.Unicode("time").tag(sync=True)
     sort_reversed = traitlets.Bool(False).tag(sync=True)
     live = traitlets.Bool(False).tag(sync=True)
+    selected = traitlets.Unicode("").tag(sync=True)
+    compact = traitlets.Bool(False).tag(sync=True)
 
     def __init__(self, profile_or_function, *, sort_by="time", min_interval=0.1, **kwargs):
         function = None
@@ -162,6 +174,8 @@ class ProfileView(anywidget.AnyWidget):
                 f"got {type(profile_or_function).__name__}: {profile_or_function!r:.80}"
             )
         self._profile = profile
+        self._function = function
+        self._node_ids = {}
         self._throttle = Throttle(self.refresh, min_interval)
         super().__init__(sort_by=sort_by, live=function is not None, **kwargs)
         self.refresh()
@@ -196,7 +210,55 @@ class ProfileView(anywidget.AnyWidget):
         with self.hold_sync():  # one message, one redraw
             self.title = f"Profile of {profile.message}" if profile.message else "Profile"
             self.summary = _header(profile, rows)
-            self.rows = [_json_row(r) for r in rows]
+            self.rows = [_json_row(r, self._node_ids) for r in rows]
+
+    def beside_graph(self, color_by="time", **graph_options):
+        """This view next to a ``GraphView`` of the profiled graph, nodes filled by ``color_by``.
+
+        ``color_by`` is ``"time"`` (median time per call) or ``"bytes"`` (as
+        ``GraphView``; its menu switches between them). ``graph_options`` go
+        to ``GraphView`` (e.g. ``hide_bookkeeping=True``). The table turns
+        ``compact`` to leave the drawing room. Selecting a row
+        selects its node in the drawing and the reverse (the ``selected``
+        traits are linked, in the browser too, so a saved notebook keeps
+        the link). Returns an ``ipywidgets.HBox`` of the two views; the
+        GraphView is ``box.children[1]``.
+        """
+        import ipywidgets
+
+        from lucent.widgets.graph_view import GraphView
+
+        if color_by not in ("time", "bytes"):
+            raise ValueError(f"color_by must be 'time' or 'bytes', got {color_by!r}")
+        source = self._function if self._function is not None else self._profile.fgraph
+        if source is None:
+            raise ValueError(
+                "This profile has no graph to draw (it was not made by a compiled function); "
+                "show the ProfileView of a function compiled with profile=True"
+            )
+        graph = GraphView(source, profile=self._profile, color_by=color_by, **graph_options)
+        ids = {}
+        for row in self._profile.as_rows("order"):
+            try:
+                ids[row["node"]] = graph.node_id(row["node"])
+            except KeyError:  # a node the drawing does not have: its row just cannot select
+                pass
+        self._node_ids = ids
+        self.compact = True
+        self.refresh()
+        self._links = [
+            traitlets.link((self, "selected"), (graph, "selected")),
+            ipywidgets.jslink((self, "selected"), (graph, "selected")),
+        ]
+        # Side by side when the notebook is wide enough, the drawing under the table otherwise.
+        self.layout.flex = "1 1 440px"
+        graph.layout.flex = "1 1 480px"
+        for view in (self, graph):
+            view.layout.min_width = "0"
+        return ipywidgets.HBox(
+            [self, graph],
+            layout=ipywidgets.Layout(width="100%", flex_flow="row wrap", align_items="flex-start", grid_gap="8px"),
+        )
 
     def sorted_rows(self):
         """``rows`` in the order the table shows them (``sort_by``, ``sort_reversed``)."""
@@ -208,6 +270,9 @@ class ProfileView(anywidget.AnyWidget):
     def close(self):
         """Stop following the function and close the widget."""
         stop_following(self, "_watch", "_throttle")
+        for link in getattr(self, "_links", ()):
+            link.unlink()
+        self._links = []
         super().close()
 
     def __repr__(self):

@@ -4,6 +4,8 @@ Run in a real IPython shell (cells with execution counts, as in a
 notebook); one compiled function is shared by the fast-path checks.
 """
 
+import re
+
 import numpy as np
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
@@ -91,6 +93,22 @@ def test_fast_path_errors_name_the_node_and_its_line_and_drop_lucent_frames(ip):
         lucent.config.exception_verbosity = old
     assert "Dot.perform" in long
 
+
+
+def test_reference_path_errors_name_the_node_and_its_cell_line(ip):
+    cell(ip, "import lucent, lucent.tensor as lt")
+    n, _, _ = cell(ip, "x = lt.dmatrix('x')\ny = lt.dmatrix('y')\n\nh = lt.dot(x, y)\nout = lt.tanh(h).sum()")
+    cell(ip, "g = lucent.function([x, y], out, mode='FAST_COMPILE')")
+    m, result, shown = cell(ip, "value = 1\ng(np.ones((256, 3)), np.ones((4, 16)))")
+    error = result.error_in_exec
+    assert isinstance(error, ValueError) and "not aligned" in str(error)
+    notes = "\n".join(error.__notes__)
+    assert "Apply node that caused the error: Dot(x, y)" in notes
+    assert f"Node created at: In [{n}], line 4" in notes
+    # The notebook shows the calling line of its own cell and the node's origin, no lucent frame.
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", shown)
+    assert f"Cell In[{m}], line 2" in plain and "----> 2 g(np.ones((256, 3)), np.ones((4, 16)))" in plain
+    assert f"Node created at: In [{n}], line 4" in plain and "lucent/link/python" not in plain
 
 def test_frames_are_classified_and_the_handler_is_removed_on_unload(ip):
     assert tracebacks.is_internal_frame(lucent.__file__)

@@ -202,3 +202,33 @@ def test_profile_keeps_per_call_samples_and_bounds_them(monkeypatch):
     assert all(len(v) == 4 for v in profile.node_call_times.values())
     row = profile.as_rows()[0]
     assert row["timed_calls"] == 4 and row["time_median"] > 0 and row["median_percent"] == pytest.approx(100.0)
+
+
+def test_beside_its_graph_coloured_by_time_with_linked_selection():
+    from lucent.graph import dot as dotmod
+
+    if not dotmod.layout_programs():
+        pytest.skip("the GraphView draws with a Graphviz layout program")
+    f = _profiled(calls=3)
+    view = ProfileView(f)
+    box = view.beside_graph()
+    table, graph = box.children
+    assert table is view and graph.color_by == "time" and graph.has_profile and view.compact
+    assert graph.function is f
+    # Every row knows its node's id in the drawing; the hottest node is filled darkest.
+    ids = {row["node_id"] for row in view.rows}
+    assert "" not in ids and ids <= set(graph.nodes)
+    hottest = view.sorted_rows()[0]
+    assert graph.nodes[hottest["node_id"]]["profile"]["time_text"]
+    # Selecting a row selects its node in the drawing, and the reverse.
+    view.selected = hottest["node_id"]
+    assert graph.selected == hottest["node_id"]
+    other = view.rows[-1]["node_id"] if view.rows[-1]["node_id"] != hottest["node_id"] else view.rows[0]["node_id"]
+    graph.selected = other
+    assert view.selected == other
+    bytes_box = ProfileView(f.profile).beside_graph("bytes", hide_bookkeeping=True)
+    assert bytes_box.children[1].color_by == "bytes"
+    with pytest.raises(ValueError, match="color_by must be 'time' or 'bytes', got 'memory'"):
+        view.beside_graph("memory")
+    view.close()
+    assert view._links == []

@@ -13,17 +13,17 @@ const SORT_KEYS = {
   runs: ["runs", true],
 };
 
-// [sort key or null, heading, cell class]
+// [sort key or null, heading, cell class, shown in the compact table]
 const COLUMNS = [
-  ["order", "#", "lucent-pv-num"],
-  ["op", "Op", "lucent-pv-op"],
-  [null, "Output shapes", "lucent-pv-mono"],
-  ["kind", "Kind", ""],
-  ["bytes", "Bytes", "lucent-pv-barcell"],
-  ["live_bytes", "Live bytes", "lucent-pv-barcell"],
-  ["time", "Median / call", "lucent-pv-barcell"],
-  ["time", "% time", "lucent-pv-num"],
-  ["runs", "Runs", "lucent-pv-num"],
+  ["order", "#", "lucent-pv-num", true],
+  ["op", "Op", "lucent-pv-op", true],
+  [null, "Output shapes", "lucent-pv-mono", false],
+  ["kind", "Kind", "", false],
+  ["bytes", "Bytes", "lucent-pv-barcell", true],
+  ["live_bytes", "Live bytes", "lucent-pv-barcell", false],
+  ["time", "Median / call", "lucent-pv-barcell", true],
+  ["time", "% time", "lucent-pv-num", true],
+  ["runs", "Runs", "lucent-pv-num", false],
 ];
 
 function formatBytes(n) {
@@ -150,7 +150,11 @@ function render({ model, el: root }) {
     const scroller = el("div", "lucent-pv-scroll");
     const table = el("table", "lucent-pv-table");
     const hrow = el("tr");
-    COLUMNS.forEach(([key, label, cls]) => {
+    const compact = model.get("compact");
+    root.classList.toggle("lucent-pv-compact", Boolean(compact));
+    const shown = COLUMNS.map((c) => !compact || c[3]);
+    COLUMNS.forEach(([key, label, cls], ci) => {
+      if (!shown[ci]) return;
       const th = el("th", cls);
       th.appendChild(el("span", "", label));
       if (key) {
@@ -181,29 +185,42 @@ function render({ model, el: root }) {
     const maxLive = Math.max(0, ...rows.map((r) => r.live_bytes));
     for (const r of sortRows(rows, sortBy, reversed)) {
       const tr = el("tr");
+      if (r.node_id) {
+        // Linked to a GraphView (ProfileView.beside_graph): a click selects the node there.
+        tr.classList.add("lucent-pv-selectable");
+        if (r.node_id === model.get("selected")) tr.classList.add("lucent-pv-selected");
+        tr.addEventListener("click", () => {
+          model.set("selected", model.get("selected") === r.node_id ? "" : r.node_id);
+          model.save_changes();
+        });
+      }
       if (r.is_peak) {
         tr.classList.add("lucent-pv-peak");
         tr.title = "peak memory is reached at this node";
       }
       const pos = el("td", "lucent-pv-num", String(r.position));
       if (r.is_peak) pos.appendChild(el("span", "lucent-pv-peak-tag", "peak"));
-      tr.appendChild(pos);
       const op = el("td", "lucent-pv-op", r.op);
       op.title = r.node + (r.note ? `\n${r.note}` : "");
       if (r.note) op.appendChild(el("span", "lucent-pv-note", " *"));
-      tr.appendChild(op);
-      tr.appendChild(el("td", "lucent-pv-mono", shapesText(r.output_shapes)));
       const kinds = [...new Set(r.output_kinds)];
       const kind = el("td", `lucent-pv-kind lucent-pv-kind-${kinds.length === 1 ? kinds[0].replace(/[^a-z]/g, "") : "mixed"}`, kinds.join(", "));
       kind.title = `output kinds: ${r.kind}`;
-      tr.appendChild(kind);
-      tr.appendChild(barCell(formatBytes(r.bytes), r.bytes, maxBytes, "lucent-pv-bar-bytes"));
-      tr.appendChild(barCell(formatBytes(r.live_bytes), r.live_bytes, maxLive, "lucent-pv-bar-live"));
       const timeCell = barCell(formatTime(r.time_median), r.time_median, maxTime, "lucent-pv-bar-time");
       timeCell.title = `median of ${r.timed_calls} call${r.timed_calls === 1 ? "" : "s"}; mean ${formatTime(r.time_per_call)}`;
-      tr.appendChild(timeCell);
-      tr.appendChild(el("td", "lucent-pv-num", `${r.median_percent.toFixed(1)}%`));
-      tr.appendChild(el("td", "lucent-pv-num", String(r.runs)));
+      // One cell per entry of COLUMNS, in its order; the compact table leaves some out.
+      const cells = [
+        pos,
+        op,
+        el("td", "lucent-pv-mono", shapesText(r.output_shapes)),
+        kind,
+        barCell(formatBytes(r.bytes), r.bytes, maxBytes, "lucent-pv-bar-bytes"),
+        barCell(formatBytes(r.live_bytes), r.live_bytes, maxLive, "lucent-pv-bar-live"),
+        timeCell,
+        el("td", "lucent-pv-num", `${r.median_percent.toFixed(1)}%`),
+        el("td", "lucent-pv-num", String(r.runs)),
+      ];
+      cells.forEach((cell, ci) => { if (shown[ci]) tr.appendChild(cell); });
       tbody.appendChild(tr);
     }
     table.append(thead, tbody);
@@ -212,7 +229,8 @@ function render({ model, el: root }) {
   }
 
   update();
-  const events = ["change:rows", "change:summary", "change:sort_by", "change:sort_reversed", "change:title", "change:live"];
+  const events = ["change:rows", "change:summary", "change:sort_by", "change:sort_reversed", "change:title", "change:live",
+    "change:selected", "change:compact"];
   for (const e of events) model.on(e, update);
   return () => {
     for (const e of events) model.off(e, update);
