@@ -106,6 +106,25 @@ def _value_size(var, value):
     return _size_of(_shape_info(var, value))
 
 
+def _sparse_detail(node, infos):
+    """``"output 0: csr, nnz 12 of 100 (density 12%)"`` for a node's sparse outputs, or ``None``.
+
+    A sparse matrix's bytes depend on its stored entries, not its shape, so
+    the node's details say how full it was (read from the shape information
+    its ``SparseTensorType`` recorded: shape and nnz).
+    """
+    parts = []
+    for j, (out, info) in enumerate(zip(node.outputs, infos)):
+        fmt = getattr(out.type, "format", None)
+        if fmt is None or not isinstance(info, _ShapeInfo):
+            continue
+        shape, nnz = info.info[0], info.info[-1]
+        cells = int(shape[0]) * int(shape[1])
+        density = 100.0 * nnz / cells if cells else 0.0
+        parts.append(f"output {j}: {fmt}, nnz {nnz} of {cells} (density {density:.3g}%)")
+    return "; ".join(parts) or None
+
+
 def _value_shape(value):
     shape = getattr(value, "shape", None)
     return tuple(shape) if shape is not None else None
@@ -229,11 +248,14 @@ class ProfileStats:
         self._input_infos = None
         self._sizes = None
         self.node_notes = {}
+        self.sparse_details = {}
         self.rewriter_profile = None
         self.fgraph = None
         self.order = None
         self._pending = None
         self._memory = None
+        #: Copies of the graph input values of the last completed call (None before one).
+        self.last_inputs = None
         for key, value in kwargs.items():
             if key.startswith("_") or callable(getattr(type(self), key, None)):
                 raise TypeError(f"ProfileStats() got an unexpected keyword argument {key!r}")
@@ -284,6 +306,10 @@ class ProfileStats:
         if input_values is not None and self.fgraph is not None:
             input_infos = [_shape_info(var, v) for var, v in zip(self.fgraph.inputs, input_values)]
         self._pending = ([], input_infos)
+        # Kept for views that show a profiled call's values without calling again.
+        self._call_inputs = (
+            None if input_values is None else [v.copy() if hasattr(v, "copy") else v for v in input_values]
+        )
 
     def record_node(self, node, seconds, output_values):
         """``node`` ran in ``seconds`` and produced ``output_values`` (one per output)."""
@@ -306,6 +332,7 @@ class ProfileStats:
             self.start_call()
         records, input_infos = self._pending
         self._pending = None
+        self.last_inputs = getattr(self, "_call_inputs", None)
         self.calls += 1
         self.call_time += seconds
         _keep(self.call_times, seconds)
@@ -316,6 +343,9 @@ class ProfileStats:
             in_call[node] = in_call.get(node, 0.0) + node_seconds
             self.output_shape_infos[node] = infos
             self.output_shapes[node] = shapes
+            detail = _sparse_detail(node, infos)
+            if detail:
+                self.sparse_details[node] = detail
         for node, node_seconds in in_call.items():
             _keep(self.node_call_times.setdefault(node, []), node_seconds)
         if input_infos is not None:
@@ -417,7 +447,9 @@ class ProfileStats:
                 "time_median": median,
                 "timed_calls": len(self.node_call_times.get(node, ())),
                 "median_percent": 100.0 * median / total_median if total_median > 0 else 0.0,
-                "note": self.node_notes.get(node),
+                "note": "; ".join(
+                    n for n in (self.node_notes.get(node), self.sparse_details.get(node)) if n
+                ) or None,
             })
         if sort_by == "time":
             rows.sort(key=lambda r: (-r["time"], r["position"]))

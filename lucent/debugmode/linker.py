@@ -166,6 +166,8 @@ class DebugLinker(Linker):
             ])
             run.debug_report = report
             linker.last_report = report
+            # The call's inputs, so a view can show this call's values later without calling again.
+            report.inputs = [v.copy() if hasattr(v, "copy") else v for v in (cell[0] for cell in input_cells)]
             profile = linker.profile
             if profile is not None:
                 profile.how_measured = (

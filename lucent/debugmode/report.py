@@ -32,6 +32,10 @@ class DebugReport:
         branch this call did not take.
     finished
         False when the call stopped at a problem (``on_error="raise"``) or an error.
+    inputs
+        Copies of the call's graph input values (one per
+        ``fgraph.inputs``), or None: a view replays them to show the values
+        every node had in this call.
     """
 
     def __init__(self, n_nodes=0, reference_only=()):
@@ -44,6 +48,7 @@ class DebugReport:
         self.rewrites_unevaluated = 0
         self.rewrites_not_run = 0
         self.finished = False
+        self.inputs = None
 
     @property
     def ok(self):

@@ -17,6 +17,7 @@ import numpy as np
 from lucent.configdefaults import config
 from lucent.graph.basic import Variable
 from lucent.graph.traversal import io_toposort
+from lucent.graph.utils import building_backward
 from lucent.gradient.types import (
     DisconnectedInputError,
     NullTypeGradError,
@@ -31,6 +32,7 @@ from lucent.gradient.types import (
 )
 from lucent.scalar.dtypes import continuous_dtypes, discrete_dtypes
 
+@building_backward
 def grad(
     cost,
     wrt,

@@ -26,6 +26,15 @@ builder takes ``{id: Annotation}`` (fill, outline, extra label lines,
 tooltip) instead of knowing about reports and profiles, so ``graph`` stays
 below ``compile`` and ``debugmode``.
 
+Graphs of a few hundred nodes
+-----------------------------
+A training step is drawn in parts (forward, backward, updates), which can
+be collapsed, its nodes grouped by the user's names or lines, its rows
+wrapped: ``lucent.graph.dot_parts`` says what the parts and groups are,
+``lucent.graph.dot_layout`` how they are drawn. Every view names a node
+the same way: ``op_label`` (the op's ``str``, as ``dprint``, profiles and
+rewrite histories print it) and ``node_label`` (the user's name first).
+
 Which program lays the graph out
 --------------------------------
 Rendering runs a Graphviz ``dot`` command line in a subprocess (the
@@ -61,6 +70,7 @@ import sysconfig
 import textwrap
 
 from lucent.graph.basic import Apply, Constant, Variable
+from lucent.graph.dot_layout import _PART_STYLES, PartsDrawing
 
 __all__ = [
     "Annotation",
@@ -73,6 +83,8 @@ __all__ = [
     "layout_programs",
     "graph_svg",
     "is_bookkeeping",
+    "function_output_names",
+    "node_label",
     "op_label",
     "render_svg",
     "type_text",
@@ -166,39 +178,51 @@ def _shape_text(shape):
 
 
 def type_text(type_):
-    """``float64 (?, 3)`` for a tensor type (dtype and static shape), ``str(type)`` otherwise."""
+    """``float64 (?, 3)`` for a tensor type (dtype and static shape), ``str(type)`` otherwise.
+
+    A sparse type names its format: ``csr float64 (?, ?)``.
+    """
     dtype = getattr(type_, "dtype", None)
     shape = getattr(type_, "shape", None)
     if isinstance(dtype, str) and isinstance(shape, tuple):
-        return f"{dtype} {_shape_text(shape)}"
+        fmt = getattr(type_, "format", None)
+        return (f"{fmt} " if isinstance(fmt, str) else "") + f"{dtype} {_shape_text(shape)}"
     return str(type_)
 
 
 def op_label(op):
-    """A short, readable name for ``op``.
+    """The one name of ``op`` in every view: its ``str``, as ``dprint``, profiles and rewrite histories print it.
 
-    Elementwise ops read as ``Elemwise{add}`` (``,inplace`` when they
-    overwrite an input), fused ones as ``Composite{tanh(i0 + i1)}``; other
-    ops as their ``str`` (``Dot22``, ``Sum{axis=1}``), like ``dprint``.
+    ``Add``, ``Dot22``, ``Sum{axis=1}``, ``Composite{tanh(i0 + i1)}``. Whether
+    a node works in place is a property of the node, shown next to the
+    name (``in place`` in a drawing), not a second spelling of it.
     """
-    scalar_op = getattr(op, "scalar_op", None)
-    if scalar_op is not None and type(op).__name__ == "Elemwise":
-        if type(scalar_op).__name__ == "Composite":
-            return str(scalar_op)
-        name = getattr(scalar_op, "name", None) or type(scalar_op).__name__.lower()
-        inplace = ",inplace" if getattr(op, "inplace_pattern", None) else ""
-        return f"Elemwise{{{name}{inplace}}}"
     return str(op)
 
 
-def _wrap(text):
-    """``text`` as at most ``_MAX_LINES`` lines of about ``_WRAP`` characters."""
-    if len(text) <= _WRAP + 6:
+def node_label(node):
+    """A node's name in views: the user's name of its output first, then the op (``z = Add``).
+
+    Drawings, the widgets' details and their search use it, so a node reads
+    the same everywhere; a fused loop reads as its formula with the inputs
+    named after the variables it reads (``Composite{tanh(i0 + b)}``).
+    """
+    from lucent.graph.dot_parts import composite_formula
+
+    formula = composite_formula(node)
+    text = f"Composite{{{formula}}}" if formula is not None else op_label(node.op)
+    names = [out.name for out in node.outputs if out.name]
+    return f"{names[0]} = {text}" if names else text
+
+
+def _wrap(text, width=_WRAP):
+    """``text`` as at most ``_MAX_LINES`` lines of about ``width`` characters."""
+    if len(text) <= width + 6:
         return [text]
-    lines = textwrap.wrap(text, _WRAP, break_long_words=True, break_on_hyphens=False) or [text]
+    lines = textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [text]
     if len(lines) > _MAX_LINES:
         lines = lines[:_MAX_LINES]
-        lines[-1] = lines[-1][: _WRAP - 1] + "…"
+        lines[-1] = lines[-1][: width - 1] + "…"
     return lines
 
 
@@ -255,7 +279,7 @@ def _is_function(obj):
 # ---------------------------------------------------------------------------
 # The graph to draw.
 
-class GraphDot:
+class GraphDot(PartsDrawing):
     """The drawable form of a graph: its nodes, their ids, and the DOT text.
 
     Parameters
@@ -272,6 +296,25 @@ class GraphDot:
         constants only they use; an edge that went through them is drawn
         dotted from the visible nodes they came from. A node computing a
         graph output is always drawn. Hidden nodes keep their ids.
+    group_by
+        ``None``, ``"name"`` (a cluster per user variable name: a node's
+        output name, else the name assigned on the line that created it) or
+        ``"line"`` (a cluster per creating line); see ``dot_parts``.
+    collapse
+        Parts (``"backward"``, ``"update"``, ``"forward"``) drawn as one box
+        each. A graph with nodes built by ``grad`` is drawn in clusters, one
+        per part (see ``dot_parts.node_parts``).
+    wrap
+        Characters per label line before an op's text is wrapped (a
+        narrower drawing folds long labels onto more lines).
+    output_names
+        Names of the outputs for their labels when the variables have none
+        (a compiled function's rewritten outputs; found by itself when
+        ``graph`` is the Function).
+    max_row
+        Wrap a row (the boxes at one depth of the graph) longer than this
+        many boxes onto the following rows, so a wide graph folds into a
+        narrower, taller drawing instead of shrinking; ``None``: no wrap.
 
     Attributes
     ----------
@@ -287,17 +330,44 @@ class GraphDot:
         ``{id: "apply" | "input" | "shared" | "constant" | "output"}``.
     hidden
         The ids left out of the drawing.
+    parts
+        ``{id: "forward" | "backward" | "update"}`` of the Apply nodes
+        (empty when no node was built by a gradient).
+    groups
+        ``{id: (key, title)}`` of the grouped Apply nodes (``group_by``).
     """
 
-    def __init__(self, graph, rankdir="TB", hide_bookkeeping=False):
+    #: Above this many boxes, ``dot`` is asked for a faster, slightly less tidy layout.
+    LARGE = 80
+
+    def __init__(self, graph, rankdir="TB", hide_bookkeeping=False, group_by=None, collapse=(), wrap=_WRAP,
+                 max_row=None, output_names=None):
+        from lucent.graph.dot_parts import PARTS, group_keys, node_parts
+
         from lucent.graph.fg import FunctionGraph
         from lucent.graph.traversal import graph_inputs, io_toposort
 
         if rankdir not in ("TB", "LR", "BT", "RL"):
             raise ValueError(f"rankdir must be 'TB', 'LR', 'BT' or 'RL', got {rankdir!r}")
         self.rankdir = rankdir
+        if not isinstance(wrap, int) or isinstance(wrap, bool) or wrap < 8:
+            raise ValueError(f"wrap must be a number of characters >= 8, got {wrap!r}")
+        self.wrap = wrap
+        if max_row is not None and (not isinstance(max_row, int) or isinstance(max_row, bool) or max_row < 1):
+            raise ValueError(f"max_row must be None or a number of boxes >= 1, got {max_row!r}")
+        self.max_row = max_row
+        #: ``{id: (row, x)}`` read from a previous layout (``rows_from_svg``): rows to wrap, as drawn.
+        self.row_hint = None
+        collapse = frozenset([collapse] if isinstance(collapse, str) else collapse)
+        unknown = collapse - set(PARTS)
+        if unknown:
+            raise ValueError(f"collapse names parts among {', '.join(map(repr, PARTS))}; got {sorted(unknown)!r}")
+        self.collapsed = collapse
         self.update_mapping = {}
+        self.output_names = list(output_names) if output_names is not None else []
         if _is_function(graph):
+            if output_names is None:
+                self.output_names = function_output_names(graph)
             graph = graph.maker.fgraph
         if isinstance(graph, FunctionGraph):
             self.inputs = list(graph.inputs)
@@ -327,6 +397,10 @@ class GraphDot:
             self.objects[oid] = ("output", j, var)
             self.kinds[oid] = "output"
         self.hidden = self.bookkeeping_ids() if hide_bookkeeping else frozenset()
+        update_outputs = [self.outputs[j] for j in self.update_mapping]
+        self.parts = {self.ids[n]: part for n, part in node_parts(self.nodes, self.outputs, update_outputs).items()}
+        self.group_by = group_by
+        self.groups = {self.ids[n]: key for n, key in group_keys(self.nodes, group_by).items()}
 
     def bookkeeping_ids(self):
         """Ids of the bookkeeping nodes to hide, and of the constants only they use."""
@@ -390,22 +464,25 @@ class GraphDot:
             k = self.update_mapping[index]
             target = self.inputs[k] if k < len(self.inputs) else None
             return f"update {target.name if target is not None and target.name else f'input {k}'}"
-        return f"output {index}" + (f": {var.name}" if var.name else "")
+        name = var.name or (self.output_names[index] if index < len(self.output_names) else None)
+        return f"output {index}" + (f": {name}" if name else "")
 
     def describe(self, ident):
         """``(title lines, detail lines, tooltip)`` of the node ``ident`` (plain text)."""
         obj, kind = self.objects[ident], self.kinds[ident]
         if kind == "apply":
-            text = op_label(obj.op)
+            text = node_label(obj)
             many = len(obj.outputs) > 1
             details = [(f"{k}: " if many else "") + type_text(out.type) for k, out in enumerate(obj.outputs)]
             names = [out.name for out in obj.outputs if out.name]
-            if names:
+            if len(names) > 1:
                 details.append("'" + "', '".join(names) + "'")
+            if getattr(obj.op, "destroy_map", None):
+                details.append("in place")
             if draws_random_numbers(obj):
                 details.append("random: draws from a generator")
             tip = f"{text}  [{ident}]\n" + "\n".join(details)
-            return _wrap(text), details, tip
+            return _wrap(text, self.wrap), details, tip
         if kind == "output":
             _, index, var = obj
             title = self.output_label(index)
@@ -419,7 +496,14 @@ class GraphDot:
 
     # --- DOT -------------------------------------------------------------------------
     def source(self, annotations=None, title=None):
-        """The DOT text of the graph, with ``{id: Annotation}`` applied."""
+        """The DOT text of the graph, with ``{id: Annotation}`` applied.
+
+        Apply nodes sit in one cluster per part (when the graph has a
+        backward part) and, inside it, one cluster per group
+        (``group_by``); a collapsed part is one box, ``part_<name>``.
+        """
+        from lucent.graph.dot_parts import PARTS
+
         annotations = annotations or {}
         lines = [
             "digraph lucent {",
@@ -430,30 +514,110 @@ class GraphDot:
             f'  edge [color="#6b7280", arrowsize=0.65, penwidth=1.0, fontname="{_FONT}", fontsize=8.5, '
             'fontcolor="#6b7280"];',
         ]
-        for ident in self.objects:
-            if ident in self.hidden:
+        shown = self._shown_ids()
+        if len(shown) > self.LARGE:
+            # Fewer rounds of crossing reduction and ranking: a drawing of a few
+            # hundred boxes in seconds rather than a minute, barely less tidy.
+            lines.append("  graph [mclimit=0.2, nslimit=1, nslimit1=1, searchsize=5];")
+        # Nodes, in their clusters.
+        clustered = {}
+        homes = self._source_homes()
+        copied = self._copied_constants()
+        for (const, reader), name in copied.items():
+            group = self.groups.get(reader)
+            clustered.setdefault(self.parts.get(reader), {}).setdefault(group[0] if group else None, []).append(name)
+        for ident in shown:
+            part = self.parts.get(ident)
+            if any(c == ident for c, _ in copied):
                 continue
-            lines.append(f"  {ident} [{_attrs(self._node_attrs(ident, annotations.get(ident)))}];")
+            if ident in homes:
+                part = homes[ident][0]
+                for other in homes[ident][1:]:
+                    clustered.setdefault(other, {}).setdefault(None, []).append(f"{ident}__{other}")
+            group = self.groups.get(ident)
+            clustered.setdefault(part, {}).setdefault(group[0] if group else None, []).append(ident)
+        titles = {key: title_ for key, title_ in self.groups.values()}
+        counts = self.part_counts()
+        for part in [None] + list(PARTS):
+            if part is not None and part in self.collapsed and counts.get(part):
+                lines.append(f"  {self._collapsed_node(part, counts[part])}")
+                continue
+            by_group = clustered.get(part)
+            if not by_group:
+                continue
+            indent = "  "
+            if part is not None:
+                style = _PART_STYLES[part]
+                lines.append(f"  subgraph cluster_{part} {{")
+                lines.append(f'    graph [label="{_escape(PARTS[part])}", labeljust=l, style="{style[0]}", '
+                             f'color="{style[1]}", bgcolor="{style[2]}", fontcolor="{style[1]}", fontsize=11];')
+                indent = "    "
+            for k, (group, idents) in enumerate(by_group.items()):
+                inner = indent
+                if group is not None:
+                    name = f"cluster_{part or 'top'}_g{k}"
+                    lines.append(f"{indent}subgraph {name} {{")
+                    lines.append(f'{indent}  graph [label="{_escape(titles[group])}", labeljust=l, style="rounded,dashed", '
+                                 'color="#9ca3af", bgcolor="transparent", fontcolor="#4b5563", fontsize=10];')
+                    inner = indent + "  "
+                for ident in idents:
+                    base = ident.split("__")[0]
+                    lines.append(f"{inner}{ident} [{_attrs(self._node_attrs(base, annotations.get(base)))}];")
+                if group is not None:
+                    lines.append(f"{indent}}}")
+            if part is not None:
+                lines.append("  }")
+        # Edges, through hidden nodes and into collapsed parts.
+        drawn = set()
+        boxed = []  # edges into or out of a collapsed part
         for ident in self.objects:
             if ident in self.hidden:
                 continue
             obj = self.objects[ident]
+            head = self._drawn_as(ident)
+            if head is None:
+                continue
             if self.kinds[ident] == "apply":
                 through = []
                 for i, inp in enumerate(obj.inputs):
                     if self.producer_id(inp) in self.hidden:
                         through += [s for s in self._visible_sources(inp) if s not in through]
                         continue
-                    lines.append(f"  {self.producer_id(inp)} -> {ident} [{_attrs(self._edge_attrs(obj, i, inp))}];")
+                    tail = self._drawn_as(self.producer_id(inp))
+                    if tail is None or tail == head:
+                        continue
+                    if (tail, ident) in copied and head == ident:
+                        lines.append(f"  {copied[tail, ident]} -> {head} [{_attrs(self._edge_attrs(obj, i, inp))}];")
+                        continue
+                    where = homes.get(tail)
+                    if where and self.parts.get(ident) in where[1:] and head == ident:
+                        lines.append(f"  {tail}__{self.parts[ident]} -> {head} [{_attrs(self._edge_attrs(obj, i, inp))}];")
+                        continue
+                    if tail != self.producer_id(inp) or head != ident:
+                        if (tail, head) not in drawn:
+                            drawn.add((tail, head))
+                            boxed.append((tail, head))
+                        continue
+                    lines.append(f"  {tail} -> {head} [{_attrs(self._edge_attrs(obj, i, inp))}];")
                 for source in through:
+                    tail = self._drawn_as(source)
+                    if tail is None or tail == head or (tail, head) in drawn:
+                        continue
+                    drawn.add((tail, head))
                     attrs = {"style": "dotted", "tooltip": "through hidden shape/fill nodes"}
-                    lines.append(f"  {source} -> {ident} [{_attrs(attrs)}];")
+                    lines.append(f"  {tail} -> {head} [{_attrs(attrs)}];")
             elif self.kinds[ident] == "output":
                 _, _, var = obj
                 attrs = {"style": "dashed", "color": "#6a4c93"}
                 if var.owner is not None and len(var.owner.outputs) > 1:
                     attrs["taillabel"] = f"{var.index}"
-                lines.append(f"  {self.producer_id(var)} -> {ident} [{_attrs(attrs)}];")
+                tail = self._drawn_as(self.producer_id(var))
+                if tail is not None and self._drawn_as(ident) is not None:
+                    lines.append(f"  {tail} -> {ident} [{_attrs(attrs)}];")
+        lines += self._boxed_edges(boxed)
+        lines += self._ordering_edges()
+        if self.max_row is not None:
+            lines += self._row_wraps(lines)
         lines.append("}")
         return "\n".join(lines) + "\n"
 
@@ -484,6 +648,8 @@ class GraphDot:
         attrs["label"] = _html_lines(title, details, font_color)
         attrs["tooltip"] = tip
         attrs["class"] = f"lucent-{kind} lucent-id-{ident}" + (" lucent-random" if random else "")
+        if kind == "apply" and self.parts:
+            attrs["class"] += f" lucent-part-{self.parts[ident]}"
         return attrs
 
     def _edge_attrs(self, node, i, inp):
@@ -509,6 +675,12 @@ class GraphDot:
     def svg(self, annotations=None, title=None):
         """The graph rendered as SVG text (needs the ``dot`` program)."""
         return render_svg(self.source(annotations, title))
+
+
+def function_output_names(fn):
+    """The names the user gave a compiled function's outputs (rewriting makes new, unnamed variables)."""
+    outs = getattr(fn.maker, "outputs", None) or []
+    return [getattr(getattr(o, "variable", None), "name", None) for o in outs]
 
 
 def _escape(text):
@@ -669,15 +841,20 @@ def responsive(svg):
 MAX_DRAWN_NODES = 400
 
 
-def graph_html(graph, header="", max_nodes=MAX_DRAWN_NODES):
+def graph_html(graph, header="", max_nodes=MAX_DRAWN_NODES, **options):
     """HTML for a notebook: ``header`` then the drawing, or the ``dprint`` text when it cannot be drawn.
 
-    Never raises: this is what ``_repr_html_`` returns, and an exception
-    there would hide the object's display altogether.
+    ``options`` go to ``GraphDot``: ``collapse="backward"`` draws the
+    gradient of a training step as one box, ``group_by="name"`` or
+    ``"line"`` clusters the nodes, ``hide_bookkeeping=True``, ``max_row``,
+    ``wrap``. Never raises for a drawing problem: this is what
+    ``_repr_html_`` returns, and an exception there would hide the
+    object's display altogether (a wrong option is still an error).
     """
     note = ""
+    GraphDot.check_options(**options)
     try:
-        drawing = GraphDot(graph)
+        drawing = GraphDot(graph, **options)
         if len(drawing.nodes) > max_nodes:
             note = f"{len(drawing.nodes)} nodes: too many to draw; the graph as text:"
         else:

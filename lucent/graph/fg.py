@@ -19,6 +19,7 @@ from lucent.graph.basic import AbstractApply, Apply, AtomicVariable, Constant, V
 from lucent.graph.features import AlreadyThere, Feature, ReplaceValidate
 from lucent.graph.op import Op
 from lucent.graph.traversal import clone_get_equiv, graph_inputs, io_toposort
+from lucent.graph.utils import hand_on_backward
 
 
 class InconsistencyError(Exception):
@@ -720,6 +721,7 @@ def hand_on_trace(old_node, new_var, known):
         if node is None or node in known or node in seen:
             continue
         seen.add(node)
+        hand_on_backward(old_node, node)
         own = list(getattr(node.tag, "trace", None) or [])
         if own[: len(trace)] != trace:
             node.tag.trace = trace + [entry for entry in own if entry not in trace]

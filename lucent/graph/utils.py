@@ -99,10 +99,61 @@ def _inside_op(frame):
 
 
 def add_tag_trace(thing):
-    """Record the user code location that created ``thing`` on ``thing.tag.trace``."""
+    """Record the user code location that created ``thing`` on ``thing.tag.trace``.
+
+    A node made while a gradient is built (``building_backward``) is also
+    marked ``tag.backward = True``, so views can tell the backward part of
+    a training graph from the forward one.
+    """
     location = user_frame()
     thing.tag.trace = [location] if location is not None else []
+    if _backward_depth[0]:
+        thing.tag.backward = True
     return thing
+
+
+#: How many ``building_backward`` calls are running (a gradient of a gradient nests).
+_backward_depth = [0]
+
+
+def building_backward(fn):
+    """Decorate a function that builds gradient graphs: the nodes it makes are marked ``tag.backward``.
+
+    ``lucent.grad`` is decorated, so every node a gradient adds (the seed,
+    each op's pullback, the sums of terms) carries the mark; rewrites hand
+    it on (``hand_on_backward``), so the compiled graph of a training step
+    still tells which nodes compute the gradient.
+    """
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        _backward_depth[0] += 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _backward_depth[0] -= 1
+
+    return wrapper
+
+
+def is_backward(node):
+    """Whether an Apply node was built by a gradient (``tag.backward``; see ``building_backward``)."""
+    return bool(getattr(node.tag, "backward", False))
+
+
+def hand_on_backward(old_node, new_node):
+    """Give a node a rewrite brought in the backward mark of the node it replaces.
+
+    The first replaced node decides; a node that replaces a forward node
+    too (a fused loop computing both the loss and its gradient) is forward:
+    it is backward only when everything it replaces is.
+    """
+    old = is_backward(old_node)
+    if "backward" not in new_node.tag.__dict__:
+        new_node.tag.backward = old
+    elif new_node.tag.backward and not old:
+        new_node.tag.backward = False
 
 
 def format_trace(trace):

@@ -106,13 +106,25 @@ class Composite(ScalarOp):
 
     def _describe(self):
         """``Composite{exp(-sqr(i0))}``; subexpressions used twice get names ``t0, t1, ...``."""
+        return "Composite{" + self.formula() + "}"
+
+    def formula(self, input_names=None):
+        """The scalar expression as text, ``exp(-sqr(i0))``, inputs named ``input_names`` (default ``i0, i1, ...``).
+
+        Views name the inputs after the variables they read, so a fused
+        loop reads as the formula the user wrote.
+        """
+        if input_names is not None and len(input_names) != len(self.inputs):
+            raise ValueError(
+                f"formula needs one name per input: {len(self.inputs)} inputs, got {len(input_names)} names"
+            )
         uses = {}
         for node in self.nodes:
             for v in node.inputs:
                 uses[v] = uses.get(v, 0) + 1
         for v in self.outputs:
             uses[v] = uses.get(v, 0) + 1
-        text = {v: f"i{k}" for k, v in enumerate(self.inputs)}
+        text = {v: (f"i{k}" if input_names is None else str(input_names[k])) for k, v in enumerate(self.inputs)}
         lets = []
         for node in self.nodes:
             args = [_text_of(v, text) for v in node.inputs]
@@ -131,7 +143,7 @@ class Composite(ScalarOp):
             else:
                 text[out] = expr
         body = ", ".join(_strip_parens(_text_of(o, text)) for o in self.outputs)
-        return "Composite{" + "; ".join(lets + [body]) + "}"
+        return "; ".join(lets + [body])
 
     # --- types ---------------------------------------------------------------
     def output_types(self, types):

@@ -39,6 +39,28 @@ outlined in red and list their problems. With a profile (``profile=`` or
 ``fn.profile``) each node shows its time and bytes, and ``color_by="time"``
 or ``"bytes"`` fills nodes by their share.
 
+Reading a large graph
+---------------------
+A training step is drawn in parts (forward, backward, updates: see
+``lucent.graph.dot_parts``); ``collapse_backward`` draws the gradient as
+one box. ``group_by`` clusters nodes by the user's variable names or by
+the line that created them. With ``fit_width`` (the width of the output
+area in CSS pixels, which the browser sends), a drawing too wide to read
+at that width is folded rather than shrunk: labels wrap onto more lines,
+long rows wrap onto the next ones, and as a last resort the backward part
+is collapsed (unless the user chose to expand it); ``fit_note`` says what
+was folded.
+
+Values across calls
+-------------------
+A view given a DebugMode report or a profile (or made for a function that
+has one) shows the values of the call they recorded at once, by replaying
+that call's inputs (``report.inputs``, ``profile.last_inputs``).
+``follow(node)`` records the norm, mean and maximum of a node's value at
+every call and the view draws them as sparklines; following a function
+output costs nothing (the call returns it), following an inner node
+replays every call on the Python path while it is followed.
+
 All the state is in synced traits (``svg``, ``nodes``, ``selected``,
 ``color_by``, ``title``, ``status``, ``has_profile``, ``value_hint``): the
 view renders again after a kernel reconnect and from a notebook saved with
@@ -54,6 +76,7 @@ from __future__ import annotations
 
 import pathlib
 import time
+from collections import Counter
 
 import anywidget
 import traitlets
@@ -69,18 +92,28 @@ from lucent.graph.dot import (
     GraphDot,
     GraphvizNotFoundError,
     draws_random_numbers,
+    function_output_names,
     no_layout_note,
+    node_label,
     op_label,
     text_fallback_html,
     type_text,
 )
+from lucent.graph.dot_parts import composite_formula, composite_tree, input_names
 from lucent.graph.fg import FunctionGraph
-from lucent.widgets.live import CellHook, stop_following
-from lucent.widgets.value_summary import summarize
+from lucent.widgets.follow import FollowCalls
+from lucent.widgets.live import CellHook, Throttle, stop_following
+from lucent.widgets.value_summary import safe_summarize as _summary, summarize
 
 _JS = pathlib.Path(__file__).parent / "js"
 
 COLOR_BY = ("", "time", "bytes")
+
+GROUP_BY = ("", "name", "line")
+
+#: Text is legible down to this scale of the drawing (11.5 pt labels: about 11.5 px).
+LEGIBLE_SCALE = 0.75
+
 
 #: Fill ramp for ``color_by``: from a near-white to a strong orange.
 _RAMP = ((0xFF, 0xF7, 0xEC), (0xE6, 0x55, 0x0D))
@@ -119,7 +152,7 @@ def _problems_of(report):
     raise TypeError(f"report must be a DebugReport or a DebugModeError, got {_describe(report)}")
 
 
-class GraphView(anywidget.AnyWidget):
+class GraphView(FollowCalls, anywidget.AnyWidget):
     """A drawn graph: click a node to see its dprint, type, last value, problems and cost.
 
     Parameters
@@ -145,8 +178,20 @@ class GraphView(anywidget.AnyWidget):
         ``hide_bookkeeping`` trait, a checkbox in the view; see
         ``lucent.graph.dot.is_bookkeeping``).
 
+    group_by
+        ``"name"`` or ``"line"``: cluster the nodes by the user's variable
+        names or by the line that created them (the ``group_by`` trait, a
+        menu in the view); ``None`` or ``""``: no groups.
+    collapse_backward
+        Draw the nodes built by ``grad`` as one box (the trait of the same
+        name, a checkbox in the view; clicking the box expands it).
+    fit_width
+        Fold the drawing to read at this width in CSS pixels (0: do not
+        fold); the view in the browser sets it to the output area's width.
+
     The search box finds nodes by op, name, id or the line that created
-    them (``find`` does the same in Python).
+    them (``find`` does the same in Python). ``follow(node)`` records a
+    node's norm, mean and max at every call (see ``lucent.widgets.follow``).
 
     Without a Graphviz layout program (see ``lucent.graph.dot``), the view
     shows the graph as ``dprint`` text under a one-line note instead of the
@@ -155,6 +200,9 @@ class GraphView(anywidget.AnyWidget):
 
     #: The interval between replays is at least this many times the last replay's duration.
     REPLAY_STRETCH = 5
+
+    #: Layout time spent looking for a fold that fits, after which the narrowest found is shown.
+    FIT_SECONDS = 15.0
 
     _esm = _JS / "graph_view.js"
     _css = _JS / "graph_view.css"
@@ -168,9 +216,19 @@ class GraphView(anywidget.AnyWidget):
     has_profile = traitlets.Bool(False).tag(sync=True)
     value_hint = traitlets.Unicode("").tag(sync=True)
     hide_bookkeeping = traitlets.Bool(False).tag(sync=True)
+    group_by = traitlets.Unicode("").tag(sync=True)
+    collapse_backward = traitlets.Bool(False).tag(sync=True)
+    has_parts = traitlets.Bool(False).tag(sync=True)
+    fit_width = traitlets.Int(0).tag(sync=True)
+    fit_note = traitlets.Unicode("").tag(sync=True)
+    auto_collapsed = traitlets.Bool(False).tag(sync=True)
+    expand_requests = traitlets.Int(0).tag(sync=True)
+    follows = traitlets.Dict().tag(sync=True)
+    follow_ids = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    can_follow = traitlets.Bool(False).tag(sync=True)
 
     def __init__(self, fn_or_variables, *, report=None, profile=None, color_by=None, min_interval=0.5,
-                 hide_bookkeeping=False, **kwargs):
+                 hide_bookkeeping=False, group_by=None, collapse_backward=False, fit_width=0, **kwargs):
         if not isinstance(min_interval, (int, float)) or isinstance(min_interval, bool) or min_interval < 0:
             raise ValueError(f"min_interval must be a number of seconds >= 0, got {min_interval!r}")
         source = fn_or_variables
@@ -180,7 +238,11 @@ class GraphView(anywidget.AnyWidget):
                 "GraphView needs a compiled Function, a FunctionGraph, a Variable or a list of Variables; "
                 f"got {_describe(source)}"
             )
-        self._drawing = GraphDot(self._fn.maker.fgraph if self._fn is not None else source)
+        if self._fn is not None:
+            self._drawing = GraphDot(self._fn.maker.fgraph, output_names=function_output_names(self._fn))
+        else:
+            self._drawing = GraphDot(source)
+        self._source_fgraph = source if isinstance(source, FunctionGraph) else None
         self._own_report = report
         _problems_of(report)  # type check
         if profile is not None and not hasattr(profile, "as_rows"):
@@ -196,7 +258,14 @@ class GraphView(anywidget.AnyWidget):
         self._replay_error = None
         self._report_seen = None
         self._annotations = None
+        self._values_dirty = False  # a replay made for a followed node, not pushed yet
+        self._history = {}         # id -> {"calls": [...], "norm": [...], "mean": [...], "max": [...]}
+        self._svg_cache = {}
+        self._user_collapse = bool(collapse_backward)
+        self._auto_collapsed = False
         super().__init__(**kwargs)
+        self._follow_push = Throttle(self._push_follows, self.min_interval)
+        self.can_follow = self._fn is not None
         self.title = self._title()
         self.value_hint = (
             "No value yet: values appear when a call of the function returns."
@@ -216,6 +285,19 @@ class GraphView(anywidget.AnyWidget):
         self.set_trait("hide_bookkeeping", bool(hide_bookkeeping))
         self._drawing.hidden = self._drawing.bookkeeping_ids() if hide_bookkeeping else frozenset()
         self.observe(self._on_hide_bookkeeping, names="hide_bookkeeping")
+        group_by = "" if group_by is None else group_by
+        self.set_trait("group_by", group_by)
+        self._drawing.regroup(group_by or None)
+        self.has_parts = "backward" in self._drawing.part_counts()
+        self.set_trait("collapse_backward", bool(collapse_backward) and self.has_parts)
+        self._drawing.collapsed = frozenset({"backward"}) if self.collapse_backward else frozenset()
+        if not isinstance(fit_width, int) or isinstance(fit_width, bool) or fit_width < 0:
+            raise ValueError(f"fit_width must be a width in pixels >= 0 (0: no fitting), got {fit_width!r}")
+        self.set_trait("fit_width", fit_width)
+        self.observe(self._on_layout, names=["group_by", "collapse_backward", "fit_width"])
+        self.observe(self._on_follow_ids, names="follow_ids")
+        self.observe(self._on_expand_request, names="expand_requests")
+        self._recorded_call()
         self._render(force=True)
         self._report_seen = self._report()
         self._watch = watch_calls(self._fn, self._on_call) if self._fn is not None else None
@@ -258,7 +340,15 @@ class GraphView(anywidget.AnyWidget):
                 op = obj.op
                 entry["op"] = str(op)
                 entry["op_class"] = type(op).__name__
-                entry["label"] = op_label(op)
+                entry["label"] = node_label(obj)
+                entry["part"] = drawing.parts.get(ident)
+                formula = composite_formula(obj)
+                if formula is not None:
+                    entry["composite"] = {
+                        "formula": formula,
+                        "tree": composite_tree(obj),
+                        "inputs": [f"{n} = input {k}" for k, n in enumerate(input_names(obj))],
+                    }
                 entry["outputs"] = [_output_info(v) for v in obj.outputs]
                 entry["inputs"] = [
                     {"id": drawing.producer_id(v), "text": f"{k}: {v} ({type_text(v.type)})"}
@@ -388,7 +478,7 @@ class GraphView(anywidget.AnyWidget):
     def _drawing_markup(self, annotations):
         """The SVG drawing, or the graph as text under a one-line note when it cannot be laid out."""
         try:
-            return self._drawing.svg(annotations)
+            return self._fitted_svg(annotations)
         except GraphvizNotFoundError:
             note = no_layout_note()
         except Exception as e:  # a view must show something rather than fail
@@ -396,9 +486,91 @@ class GraphView(anywidget.AnyWidget):
         graph = self._fn.maker.fgraph if self._fn is not None else self._drawing.outputs
         return f'<div class="lucent-gv-text">{text_fallback_html(graph, note)}</div>'
 
+    def _svg_with(self, annotations, wrap, max_row, collapsed, hint=None):
+        drawing = self._drawing
+        key = (repr(sorted((k, vars(a)) for k, a in annotations.items())), tuple(sorted(drawing.hidden)),
+               drawing.group_by, wrap, max_row, tuple(sorted(collapsed)),
+               None if hint is None or max_row is None else hash(frozenset(hint.items())))
+        if key not in self._svg_cache:
+            drawing.wrap, drawing.max_row, drawing.collapsed = wrap, max_row, frozenset(collapsed)
+            drawing.row_hint = hint
+            try:
+                self._svg_cache[key] = drawing.svg(annotations)
+            finally:
+                drawing.wrap, drawing.max_row, drawing.row_hint = 34, None, None
+            if len(self._svg_cache) > 24:
+                self._svg_cache.pop(next(iter(self._svg_cache)))
+        return self._svg_cache[key]
+
+    def _fitted_svg(self, annotations):
+        """The drawing, folded until it reads at ``fit_width`` (see the module docstring).
+
+        Folds, in order: labels wrapped narrower, then the rows ``dot``
+        made (read from the unfolded drawing) wrapped to as many boxes as
+        the width holds, then the same with the backward part collapsed.
+        """
+        collapsed = {"backward"} if self.collapse_backward else set()
+        self._drawing.collapsed = frozenset(collapsed)
+        if not self.fit_width:
+            self.fit_note = ""
+            self.auto_collapsed = False
+            return self._svg_with(annotations, 34, None, collapsed)
+        # The widest drawing, in points, that shows at fit_width CSS pixels at the legible scale.
+        limit = self.fit_width * 3 / 4 / LEGIBLE_SCALE
+        choices = [collapsed]
+        if self.has_parts and not self._user_collapse:
+            counts = self._drawing.part_counts()
+            choices += [c for c in ({"backward"}, {"backward", "update"}) if all(counts.get(p) for p in c)]
+        deadline = time.monotonic() + self.FIT_SECONDS
+        # First unfolded, each part choice in turn; then folded rows, least collapsed first.
+        tries = []
+        for parts in choices:
+            plain = self._svg_with(annotations, 34, None, parts)
+            tries.append((svg_width_pt(plain), plain, 34, None, parts))
+            if tries[-1][0] <= limit or time.monotonic() > deadline:
+                break
+        if tries[-1][0] > limit:
+            for (width, plain, _, _, parts) in list(tries):
+                hint = GraphDot.rows_from_svg(plain)
+                longest = max(Counter(r for r, _ in hint.values()).values(), default=1)
+                per_row = max(2, int(limit * longest / max(width, 1.0)))
+                for wrap, max_row in ((20, per_row), (14, max(2, per_row // 2))):
+                    if time.monotonic() > deadline:
+                        break
+                    svg = self._svg_with(annotations, wrap, max_row, parts, hint)
+                    tries.append((svg_width_pt(svg), svg, wrap, max_row, parts))
+                    if tries[-1][0] <= limit:
+                        break
+                if tries[-1][0] <= limit or time.monotonic() > deadline:
+                    break
+        fitting = [t for t in tries if t[0] <= limit]
+        best = fitting[0] if fitting else min(tries, key=lambda t: t[0])
+        width, svg, wrap, max_row, parts = best
+        folds = []
+        if wrap != 34:
+            folds.append(f"labels wrapped at {wrap} characters")
+        if max_row:
+            folds.append(f"rows of at most {max_row} boxes")
+        self._auto_collapsed = parts != collapsed
+        self.auto_collapsed = self._auto_collapsed
+        if self._auto_collapsed:
+            names = " and ".join(sorted(parts - collapsed))
+            folds.append(f"{names} collapsed (click a collapsed box, or tick 'collapse backward', to choose)")
+        self._drawing.collapsed = frozenset(parts)
+        fits = width <= limit
+        if folds:
+            self.fit_note = f"Folded to fit {self.fit_width} px: " + ", ".join(folds) + (
+                "." if fits else "; still wider: scroll sideways.")
+        else:
+            self.fit_note = "" if fits else f"Wider than {self.fit_width} px at a legible size: scroll sideways."
+        return svg
+
     def _status_text(self, problems, elsewhere):
         parts = []
-        if self._fn is not None:
+        recorded = getattr(self, "_recorded_from", None)
+        if self._calls_seen == 0 and recorded:
+            parts.append(f"values of the call the {recorded} recorded")
+        elif self._fn is not None:
             if self._calls_seen == 0:
                 parts.append("no value yet: no call has returned since the view was made")
             else:
@@ -433,27 +605,78 @@ class GraphView(anywidget.AnyWidget):
         self._drawing.hidden = self._drawing.bookkeeping_ids() if change["new"] else frozenset()
         self._render(force=True)
 
+    @traitlets.validate("group_by")
+    def _valid_group_by(self, proposal):
+        value = proposal["value"]
+        if value not in GROUP_BY:
+            raise traitlets.TraitError(f"group_by must be '' (no groups), 'name' or 'line', got {value!r}")
+        return value
+
+    def _on_expand_request(self, change):
+        """The user clicked a collapsed part (or unticked 'collapse backward'): draw everything."""
+        self._user_collapse = True
+        if self.collapse_backward:
+            self.collapse_backward = False  # renders through _on_layout
+        else:
+            self._render(force=True)
+
+    def expand(self):
+        """Draw the collapsed parts again, and stop fitting from collapsing them."""
+        self._on_expand_request(None)
+
+    def _on_layout(self, change):
+        if change["name"] == "group_by":
+            self._drawing.regroup(change["new"] or None)
+        elif change["name"] == "collapse_backward":
+            if change["new"] and not self.has_parts:
+                self.set_trait("collapse_backward", False)
+                return
+            self._user_collapse = True  # the user chose: fitting no longer collapses on its own
+        self._render(force=True)
+
     # --- calls -----------------------------------------------------------------------
     def _on_call(self, fn, inputs, result):
         self._calls_seen += 1
         if inputs is not None:
             self._pending = (self._calls_seen, inputs)
+        if self._history:
+            self._record_follows(result)
         if time.monotonic() - self._last_replay >= self._interval:
             self._flush()
+
+    def _recorded_call(self):
+        """Show the values of the call a given report or profile recorded, without calling again."""
+        if self._fn is None and self._own_report is None and self._own_profile is None:
+            return
+        for source, attr, what in ((self._report(), "inputs", "DebugMode report"),
+                                   (self._profile(), "last_inputs", "profile")):
+            inputs = getattr(source, attr, None) if source is not None else None
+            if inputs is None:
+                continue
+            fgraph = getattr(source, "fgraph", None) or (
+                self._fn.maker.fgraph if self._fn is not None else self._source_fgraph
+            )
+            if fgraph is None or len(inputs) != len(fgraph.inputs):
+                continue
+            self._replay(0, inputs, fgraph=fgraph)
+            self._call_replayed = 0
+            self._recorded_from = what
+            return
 
     def _flush(self):
         """Replay the waiting call (if any) and push the new state."""
         pending, self._pending = self._pending, None
         if pending is not None:
             self._replay(*pending)
+        self._values_dirty = False
         self._report_seen = self._report()
         self._render()
 
-    def _replay(self, call_number, inputs):
+    def _replay(self, call_number, inputs, fgraph=None):
         start = time.monotonic()
         values = {}
         ids = self._drawing.ids
-        fgraph = self._fn.maker.fgraph
+        fgraph = fgraph if fgraph is not None else self._fn.maker.fgraph
 
         def on_node(node, outputs):
             ident = ids.get(node)
@@ -480,7 +703,7 @@ class GraphView(anywidget.AnyWidget):
 
     def _after_cell(self):
         """End of an IPython cell: replay a waiting call, and re-read a report a failed call left."""
-        if self._pending is not None or self._report() is not self._report_seen:
+        if self._pending is not None or self._values_dirty or self._report() is not self._report_seen:
             self._flush()
 
     # --- public API ------------------------------------------------------------------
@@ -525,22 +748,23 @@ class GraphView(anywidget.AnyWidget):
     def refresh(self):
         """Show the newest state now: replay a waiting call, re-read the report and the profile."""
         self._flush()
+        self._follow_push.flush_pending()
 
     def close(self):
         """Stop following the function's calls and close the widget."""
-        stop_following(self, "_watch", "_cell_hook")
+        stop_following(self, "_watch", "_cell_hook", "_follow_push")
         super().close()
 
     def __repr__(self):
         return f"<GraphView: {self.title}>"
 
 
-def _summary(value):
-    """``summarize(value)``, or a note saying why it failed: one odd value must not stop the replay."""
-    try:
-        return summarize(value)
-    except Exception as e:
-        return {"kind": "object", "text": f"(no summary: {type(e).__name__}: {e})"}
+def svg_width_pt(svg):
+    """The width in points Graphviz gave an SVG drawing (0 when it does not say)."""
+    import re
+
+    match = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg)
+    return float(match.group(1)) if match else 0.0
 
 
 def _search_text(entry):

@@ -152,4 +152,12 @@ def summary_text(summary):
     return " ".join(parts)
 
 
-__all__ = ["summarize", "summary_text", "HISTOGRAM_BINS"]
+__all__ = ["summarize", "safe_summarize", "summary_text", "HISTOGRAM_BINS"]
+
+
+def safe_summarize(value):
+    """``summarize(value)``, or a note saying why it failed: one odd value must not stop a view's update."""
+    try:
+        return summarize(value)
+    except Exception as e:
+        return {"kind": "object", "text": f"(no summary: {type(e).__name__}: {e})"}

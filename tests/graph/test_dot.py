@@ -86,10 +86,10 @@ def test_type_text_shows_dtype_and_static_shape():
     assert type_text(lt.TensorType("float32", shape=(5,))) == "float32 (5,)"
 
 
-def test_op_labels_are_short_and_readable():
+def test_op_labels_are_the_names_dprint_and_profiles_print():
     x = lt.dmatrix("x")
-    assert op_label((x + x).owner.op) == "Elemwise{add}"
-    assert op_label(lt.sigmoid(x).owner.op) == "Elemwise{sigmoid}"
+    assert op_label((x + x).owner.op) == "Add" == str((x + x).owner.op)
+    assert op_label(lt.sigmoid(x).owner.op) == "Sigmoid"
     assert op_label(x.sum(axis=1).owner.op) == "Sum{axis=1}"
     x_, W, b, h, cost = _mlp()
     fn = lucent.function([x_], cost, mode=REWRITTEN_PY)
@@ -106,7 +106,7 @@ def test_source_labels_nodes_inputs_shared_constants_and_outputs():
     assert 'peripheries="2"' in shared and "shared float64 (?, ?)" in shared
     constant = [line for line in source.splitlines() if 'class="lucent-constant' in line]
     assert constant and all('style="filled,dashed"' in line for line in constant)
-    assert "<B>Elemwise{sigmoid}</B>" in source and "<B>Sum{axis=1}</B>" in source
+    assert "<B>Sigmoid</B>" in source and "<B>Sum{axis=1}</B>" in source
     assert re.search(r'o0 \[.*<B>output 0: cost</B>', source)
     assert 'class="lucent-apply lucent-id-n0"' in source
 
@@ -331,3 +331,120 @@ def test_random_draws_and_their_generator_edges_are_marked():
     assert "lucent-random" not in re.search(rf"  {add_id} \[.*\];", source).group(0)
     rng_edge = re.search(rf"  {drawing.producer_id(rng)} -> {draw_id} \[(.*)\];", source).group(1)
     assert 'label="rng"' in rng_edge and dotmod.RANDOM_EDGE in rng_edge
+
+
+# --- parts, groups, folding and fused formulas ----------------------------------------
+
+def _training_step(mode=REWRITTEN_PY):
+    """A 2-layer network's training step: forward, backward (grad) and update parts."""
+    rng = np.random.default_rng(1)
+    x, y = lt.dmatrix("x"), lt.dmatrix("y")
+    W0 = lucent.shared(rng.normal(size=(3, 4)), name="W0")
+    W1 = lucent.shared(rng.normal(size=(4, 2)), name="W1")
+    hidden = lt.tanh(lt.dot(x, W0))
+    hidden.name = "hidden"
+    err = lt.dot(hidden, W1) - y
+    loss = (err ** 2).mean()
+    loss.name = "loss"
+    grads = lucent.grad(loss, [W0, W1])
+    fn = lucent.function([x, y], loss, updates=[(W0, W0 - 0.1 * grads[0]), (W1, W1 - 0.1 * grads[1])], mode=mode)
+    return fn, loss, grads
+
+
+def test_grad_marks_the_nodes_it_builds_and_rewrites_hand_the_mark_on():
+    from lucent.graph.traversal import io_toposort, graph_inputs
+    from lucent.graph.utils import is_backward
+
+    fn, loss, grads = _training_step()
+    forward = io_toposort(graph_inputs([loss]), [loss])
+    assert forward and not any(is_backward(n) for n in forward)
+    assert all(is_backward(g.owner) for g in grads)
+    parts = GraphDot(fn).parts
+    counts = GraphDot(fn).part_counts()
+    assert set(counts) == {"forward", "backward", "update"}, counts
+    drawing = GraphDot(fn)
+    # The node computing the loss is forward; the updates' last nodes are in the update part.
+    assert parts[drawing.ids[fn.maker.fgraph.outputs[0].owner]] == "forward"
+    assert {parts[drawing.ids[o.owner]] for o in fn.maker.fgraph.outputs[1:]} == {"update"}
+    # A graph without a gradient is not split.
+    x, W, b, h, cost = _mlp()
+    assert GraphDot(cost).parts == {} and "cluster_" not in GraphDot(cost).source()
+
+
+def test_parts_are_clusters_and_a_collapsed_part_is_one_box():
+    fn, _, _ = _training_step()
+    drawing = GraphDot(fn)
+    source = drawing.source()
+    for part in ("forward", "backward", "update"):
+        assert f"subgraph cluster_{part} {{" in source
+    backward = [i for i, p in drawing.parts.items() if p == "backward"]
+    folded = GraphDot(fn, collapse="backward")
+    text = folded.source()
+    assert "part_backward [" in text and "cluster_backward" not in text
+    assert not any(re.search(rf"^\s*{i} \[", text, re.M) for i in backward)
+    assert re.search(r"-> part_backward ", text) and re.search(r"part_backward -> ", text)
+    assert f"{len(backward)} nodes" in text
+    # Shared variables read in several parts are drawn in each (ids "<id>__<part>").
+    assert re.search(r"^\s*v\d+__update \[", source, re.M)
+    with pytest.raises(ValueError, match="collapse names parts"):
+        GraphDot(fn, collapse="sideways")
+
+
+@needs_dot
+def test_collapsing_and_folding_make_a_training_step_narrower():
+    from lucent.widgets.graph_view import svg_width_pt
+
+    fn, _, _ = _training_step()
+    full = svg_width_pt(GraphDot(fn).svg())
+    collapsed = svg_width_pt(GraphDot(fn, collapse=("backward", "update")).svg())
+    assert collapsed < full
+    drawing = GraphDot(fn)
+    hint = GraphDot.rows_from_svg(drawing.svg())
+    assert set(hint) >= {"n0", "v0"} and all(isinstance(r, int) for r, _ in hint.values())
+    wrapped = GraphDot(fn, max_row=2, wrap=14)
+    wrapped.row_hint = hint
+    assert "style=invis" in wrapped.source()
+    for bad in (dict(max_row=0), dict(wrap=3), dict(max_row=True)):
+        with pytest.raises(ValueError):
+            GraphDot(fn, **bad)
+
+
+def test_groups_by_user_name_and_by_creating_line():
+    fn, _, _ = _training_step()
+    by_name = GraphDot(fn, group_by="name")
+    titles = {title for _, title in by_name.groups.values()}
+    assert {"hidden", "err", "loss"} & titles, titles
+    assert "cluster_forward_g" in by_name.source()
+    by_line = GraphDot(fn, group_by="line")
+    lines = {title for _, title in by_line.groups.values()}
+    assert any("line" in t and "hidden = lt.tanh(lt.dot(x, W0))" in t for t in lines), lines
+    with pytest.raises(ValueError, match="group_by must be"):
+        GraphDot(fn, group_by="colour")
+
+
+def test_node_labels_put_user_names_first_and_show_fused_formulas():
+    from lucent.graph.dot import node_label
+    from lucent.graph.dot_parts import composite_formula, composite_tree
+
+    x = lt.dvector("x")
+    b = lt.dvector("b")
+    z = lt.tanh(x * 2.0 + b)
+    z.name = "z"
+    assert node_label(z.owner) == "z = Tanh"
+    fn = lucent.function([x, b], z, mode=REWRITTEN_PY)
+    (node,) = fn.maker.fgraph.apply_nodes
+    assert composite_formula(node) in ("tanh((x * 2.0) + b)", "tanh(b + (x * 2.0))")
+    assert node_label(node).startswith("Composite{tanh(")
+    tree = composite_tree(node).splitlines()
+    assert tree[0] == "tanh" and tree[1].startswith("└─ add") and any(line.endswith("x") for line in tree)
+    assert str(node.op) == f"Composite{{{node.op.scalar_op.formula()}}}"  # dprint's name is unchanged
+    assert composite_formula(lt.exp(x).owner) is None
+
+
+@needs_dot
+def test_graph_html_options_collapse_the_backward_part():
+    fn, _, _ = _training_step()
+    page = graph_html(fn, collapse="backward")
+    assert "collapsed, click to expand" in page and "<svg" in page
+    with pytest.raises(TypeError, match="unknown drawing option"):
+        graph_html(fn, collapse_everything=True)

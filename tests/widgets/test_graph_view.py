@@ -9,6 +9,8 @@ import json
 import re
 import types
 
+import traitlets
+
 import numpy as np
 import pytest
 
@@ -86,7 +88,7 @@ def test_graphs_without_a_function(kind):
     fn, x, W, b, h = _layer()
     source = {"fgraph": fn.maker.fgraph, "variable": h, "list": [h, h.sum()]}[kind]
     view = GraphView(source)
-    assert "Elemwise{sigmoid}" in _texts(view.svg)
+    assert "Sigmoid" in _texts(view.svg)
     assert view.function is None and "Values are shown" in view.value_hint
     assert view.status == ""
 
@@ -151,7 +153,7 @@ def test_a_call_summarises_every_node_including_nan():
     fn(X)
     nodes = view.nodes
     assert nodes["v0"]["outputs"][0]["summary"]["nan"] == 1
-    sig = nodes[_id_of_op(view, "sigmoid")]["outputs"][0]["summary"]
+    sig = nodes[_id_of_op(view, "Sigmoid")]["outputs"][0]["summary"]
     assert sig["shape"] == [4, 2] and sig["dtype"] == "float64"
     assert sig["nan"] == 2 and sig["histogram"] is not None and sum(sig["histogram"]["counts"]) == 6
     expected = 1 / (1 + np.exp(-(np.ones((3, 3)) @ W.get_value())))
@@ -362,4 +364,124 @@ def test_find_and_hide_bookkeeping_nodes():
     assert set(view.nodes) == set(view.drawing.objects)  # hidden nodes keep their entries and ids
     view.hide_bookkeeping = False
     assert set(shapes) <= set(re.findall(r"<title>([^<]*)</title>", view.svg))
+    view.close()
+
+
+# --- large graphs: parts, groups, fitting -----------------------------------------------
+
+def _train_step(mode=REWRITTEN_PY, **kwargs):
+    rng = np.random.default_rng(2)
+    x, y = lt.dmatrix("x"), lt.dmatrix("y")
+    W0 = lucent.shared(rng.normal(size=(3, 4)), name="W0")
+    W1 = lucent.shared(rng.normal(size=(4, 2)), name="W1")
+    hidden = lt.tanh(lt.dot(x, W0))
+    loss = ((lt.dot(hidden, W1) - y) ** 2).mean()
+    loss.name = "loss"
+    g0, g1 = lucent.grad(loss, [W0, W1])
+    fn = lucent.function([x, y], loss, updates=[(W0, W0 - 0.1 * g0), (W1, W1 - 0.1 * g1)], mode=mode, **kwargs)
+    data = (rng.normal(size=(5, 3)), rng.normal(size=(5, 2)))
+    return fn, data
+
+
+def test_backward_part_collapses_and_groups_change_the_drawing():
+    fn, _ = _train_step()
+    view = GraphView(fn)
+    assert view.has_parts and "cluster_backward" in view.drawing.source()
+    assert {n.get("part") for n in view.nodes.values() if n["kind"] == "apply"} == {"forward", "backward", "update"}
+    view.collapse_backward = True
+    assert "part_backward" in re.findall(r"<title>([^<]*)</title>", view.svg)
+    view.collapse_backward = False
+    assert "part_backward" not in view.svg
+    view.group_by = "name"
+    assert "loss" in _texts(view.svg)
+    with pytest.raises(traitlets.TraitError, match="group_by must be"):
+        view.group_by = "colour"
+    plain = GraphView(_layer()[0])
+    assert not plain.has_parts
+    plain.collapse_backward = True  # nothing to collapse: stays off
+    assert not plain.collapse_backward
+    view.close()
+    plain.close()
+
+
+def test_fit_width_folds_instead_of_shrinking():
+    from lucent.widgets.graph_view import LEGIBLE_SCALE, svg_width_pt
+
+    fn, _ = _train_step()
+    wide = svg_width_pt(GraphView(fn).svg)
+    view = GraphView(fn, fit_width=500)
+    width = svg_width_pt(view.svg)
+    assert width < wide and view.fit_note.startswith("Folded to fit 500 px")
+    assert width * 4 / 3 * LEGIBLE_SCALE <= 500 or "scroll" in view.fit_note
+    assert view.auto_collapsed and "collapsed" in view.fit_note
+    # Clicking the collapsed box (or unticking the box) expands it, and fitting leaves it expanded.
+    view.expand_requests += 1
+    assert not view.auto_collapsed and "part_backward" not in view.svg
+    roomy = GraphView(fn, fit_width=4000)
+    assert roomy.fit_note == "" and svg_width_pt(roomy.svg) == wide
+    with pytest.raises(ValueError, match="fit_width"):
+        GraphView(fn, fit_width=-1)
+    for v in (view, roomy):
+        v.close()
+
+
+def test_composite_details_show_formula_and_expression_tree():
+    fn, x, W, b, h = _layer(REWRITTEN_PY)
+    view = GraphView(fn)
+    fused = [n for n in view.nodes.values() if n.get("composite")]
+    assert fused
+    comp = fused[0]["composite"]
+    assert "sigmoid" in comp["formula"] and "sigmoid" in comp["tree"].splitlines()[0]
+    assert comp["inputs"] and fused[0]["label"] == f"Composite{{{comp['formula']}}}"
+    view.close()
+
+
+# --- values across calls ------------------------------------------------------------------
+
+def test_follow_records_outputs_and_inner_nodes_at_every_call():
+    fn, data = _train_step()
+    view = GraphView(fn, min_interval=10)
+    assert view.follow_outputs() == ["o0"]
+    inner = view.find("Dot22")[0]
+    assert view.follow(inner) == inner
+    for _ in range(5):
+        fn(*data)
+    loss = view.history("o0")
+    assert loss["calls"] == [1, 2, 3, 4, 5] and len(loss["norm"]) == 5
+    assert loss["norm"][-1] < loss["norm"][0], "the loss goes down"
+    dot = view.history(inner)
+    assert len(dot["max"]) == 5 and all(v is not None for v in dot["max"])
+    view.refresh()
+    assert set(view.follows) == {"o0", inner} and view.follow_ids == ["o0", inner]
+    assert len(view.follows["o0"]["norm"]) == 5 and view.follows["o0"]["label"] == "output 0: loss"
+    # The browser's details toggle edits follow_ids.
+    view.follow_ids = ["o0"]
+    assert set(view.follows) == {"o0"}
+    with pytest.raises(KeyError, match="not followed"):
+        view.history(inner)
+    view.unfollow("o0")
+    assert view.follows == {}
+    with pytest.raises(ValueError, match="constant"):
+        view.follow([i for i, k in view.drawing.kinds.items() if k == "constant"][0])
+    with pytest.raises(ValueError, match="compiled Function"):
+        GraphView(fn.maker.fgraph).follow("n0")
+    view.close()
+
+
+def test_a_report_or_profile_shows_its_call_values_without_another_call():
+    fn, x, W, b, h = _layer("FAST_COMPILE", profile=True)
+    fn(np.full((2, 3), 0.5))
+    assert fn.profile.last_inputs is not None
+    view = GraphView(fn)
+    assert view.nodes["v0"]["outputs"][0]["summary"]["mean"] == 0.5
+    assert "values of the call the profile recorded" in view.status
+    assert view.nodes[_id_of_op(view, "Sigmoid")]["outputs"][0]["summary"] is not None
+    view.close()
+    dm, *_ = _layer("DebugMode")
+    dm(np.ones((2, 3)))
+    report = dm.debug_report
+    assert report.inputs is not None and report.inputs[0].shape == (2, 3)
+    view = GraphView(dm.maker.fgraph, report=report)
+    assert view.nodes["v0"]["outputs"][0]["summary"]["mean"] == 1.0
+    assert "DebugMode report" in view.status
     view.close()

@@ -18,6 +18,7 @@ import warnings
 from lucent.graph.basic import Variable
 from lucent.graph.fg import FunctionGraph
 from lucent.graph.op import Op
+from lucent.graph.utils import hand_on_backward
 
 
 def _node_trace(var):
@@ -45,6 +46,9 @@ def copy_stack_trace(from_var, to_var):
             continue
         own = list(getattr(node.tag, "trace", None) or [])
         node.tag.trace = own + [entry for entry in trace if entry not in own]
+        for src in sources:
+            if isinstance(src, Variable) and src.owner is not None:
+                hand_on_backward(src.owner, node)
     return to_var
 
 

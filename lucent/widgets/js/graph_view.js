@@ -66,6 +66,34 @@ function histogram(h) {
   return box;
 }
 
+// A sparkline of one statistic per call (nulls are gaps), with its last value.
+function sparkline(values, w = 160, h = 30) {
+  const box = el("span", "lucent-gv-spark");
+  const s = svgEl("svg", { width: w, height: h, viewBox: `0 0 ${w} ${h}` });
+  const finite = values.filter((v) => v !== null && Number.isFinite(v));
+  box.dataset.points = String(finite.length);
+  if (finite.length) {
+    const lo = Math.min(...finite), hi = Math.max(...finite);
+    const span = hi - lo || 1;
+    const step = values.length > 1 ? (w - 4) / (values.length - 1) : 0;
+    let d = "";
+    let pen = false;
+    values.forEach((v, i) => {
+      if (v === null || !Number.isFinite(v)) { pen = false; return; }
+      const x = 2 + i * step, y = h - 2 - ((v - lo) / span) * (h - 4);
+      d += `${pen ? "L" : "M"}${x.toFixed(1)},${y.toFixed(1)} `;
+      pen = true;
+    });
+    s.appendChild(svgEl("path", { d: d.trim(), class: "lucent-gv-spark-line" }));
+    const t = svgEl("title", {});
+    t.textContent = `${finite.length} calls · min ${fmt(lo)} · max ${fmt(hi)}`;
+    s.appendChild(t);
+  }
+  box.appendChild(s);
+  box.appendChild(el("span", "lucent-gv-spark-last", finite.length ? fmt(finite[finite.length - 1]) : "–"));
+  return box;
+}
+
 function summaryBlock(summary) {
   const box = el("div", "lucent-gv-summary");
   if (!summary) return box;
@@ -134,7 +162,24 @@ function render({ model, el: host }) {
   hideBox.type = "checkbox";
   hideLabel.append(hideBox, el("span", "", " hide shape/fill"));
   hideLabel.title = "Leave out the nodes that only handle shapes or broadcast fills";
-  tools.append(search, found, hideLabel, colorLabel, zoomOut, zoomFit, zoomOne, zoomIn);
+  const groupLabel = el("label", "lucent-gv-color");
+  groupLabel.appendChild(el("span", "", "Group by "));
+  const groupSel = el("select");
+  for (const [v, t] of [["", "nothing"], ["name", "name"], ["line", "line"]]) {
+    const o = el("option", "", t);
+    o.value = v;
+    groupSel.appendChild(o);
+  }
+  groupLabel.appendChild(groupSel);
+  groupLabel.title = "Cluster the nodes by the user's variable names or by the line that created them";
+  const collapseLabel = el("label", "lucent-gv-hide lucent-gv-collapse");
+  const collapseBox = el("input");
+  collapseBox.type = "checkbox";
+  collapseLabel.append(collapseBox, el("span", "", " collapse backward"));
+  collapseLabel.title = "Draw the nodes built by grad as one box";
+  tools.append(search, found, hideLabel, collapseLabel, groupLabel, colorLabel, zoomOut, zoomFit, zoomOne, zoomIn);
+  const fitNote = el("div", "lucent-gv-fitnote");
+  const followStrip = el("div", "lucent-gv-follows");
   header.append(title, status, tools);
 
   const body = el("div", "lucent-gv-body");
@@ -143,7 +188,7 @@ function render({ model, el: host }) {
   pane.appendChild(canvas);
   const details = el("div", "lucent-gv-details");
   body.append(pane, details);
-  root.append(header, body);
+  root.append(header, fitNote, followStrip, body);
   host.appendChild(root);
 
   // zoom: "auto" (fit the width, but not below MIN_AUTO_SCALE), "fit", or a number
@@ -187,24 +232,46 @@ function render({ model, el: host }) {
     for (const g of svg.querySelectorAll("g.node")) {
       const t = g.querySelector(":scope > title");
       if (!t) continue;
-      const id = t.textContent.trim();
+      // A variable drawn in several parts has copies named "<id>__<part>": they all stand for <id>.
+      const id = t.textContent.trim().split("__")[0];
       t.remove(); // the inner tooltip (op and types) is the one to show on hover
+      if (groups.has(id)) {
+        const extra = groups.get(id);
+        (extra.copies = extra.copies || []).push(g);
+        g.dataset.id = id;
+        g.addEventListener("click", (ev) => { ev.stopPropagation(); select(id); });
+        continue;
+      }
       g.dataset.id = id;
       groups.set(id, g);
       g.addEventListener("click", (ev) => {
         ev.stopPropagation();
-        select(id);
+        if (id.startsWith("part_")) expandParts();
+        else select(id);
       });
     }
     for (const g of svg.querySelectorAll("g.edge")) {
       const t = g.querySelector(":scope > title");
       if (!t) continue;
-      const [a, b] = t.textContent.split("->").map((s) => s.trim());
+      const [a, b] = t.textContent.split("->").map((s) => s.trim().split("__")[0]);
       edges.push([a, b, g]);
     }
     applyZoom();
     highlight(false);
     if (search.value) runSearch();
+    // A drawing wider than the pane opens on the selected node, else on the first input, not on empty corner.
+    const focus = groups.get(model.get("selected")) || groups.get("v0");
+    if (focus) requestAnimationFrame(() => bringIntoView(focus, true));
+  }
+
+  function bringIntoView(g, always) {
+    // Bring a node into the pane's view without scrolling the page.
+    const pr = pane.getBoundingClientRect();
+    const gr = g.getBoundingClientRect();
+    if (always || gr.top < pr.top || gr.bottom > pr.bottom)
+      pane.scrollTop += gr.top - pr.top - (always ? 20 : pr.height / 2 - gr.height / 2);
+    if (always || gr.left < pr.left || gr.right > pr.right)
+      pane.scrollLeft += gr.left - pr.left - pr.width / 2 + gr.width / 2;
   }
 
   // Search: the same fields as GraphView.find in Python.
@@ -235,6 +302,59 @@ function render({ model, el: host }) {
     model.save_changes();
   });
 
+  function expandParts() {
+    model.set("expand_requests", (model.get("expand_requests") || 0) + 1);
+    model.save_changes();
+  }
+  collapseBox.addEventListener("change", () => {
+    if (!collapseBox.checked && model.get("auto_collapsed") && !model.get("collapse_backward")) expandParts();
+    else {
+      model.set("collapse_backward", collapseBox.checked);
+      model.save_changes();
+    }
+  });
+  groupSel.addEventListener("change", () => {
+    model.set("group_by", groupSel.value);
+    model.save_changes();
+  });
+
+  // Fit: tell Python the width available, so it folds the drawing to it.
+  let sentWidth = 0;
+  let fitTimer = null;
+  function sendWidth() {
+    if (zoom !== "auto") return;
+    const w = Math.round(pane.clientWidth - 12);
+    if (w < 200 || Math.abs(w - sentWidth) < 40) return;
+    clearTimeout(fitTimer);
+    fitTimer = setTimeout(() => {
+      sentWidth = w;
+      model.set("fit_width", w);
+      model.save_changes();
+    }, 250);
+  }
+
+  function toggleFollow(id, on) {
+    const ids = (model.get("follow_ids") || []).filter((x) => x !== id);
+    if (on) ids.push(id);
+    model.set("follow_ids", ids);
+    model.save_changes();
+  }
+
+  function drawFollows() {
+    followStrip.innerHTML = "";
+    const follows = model.get("follows") || {};
+    for (const [id, h] of Object.entries(follows)) {
+      const item = el("button", "lucent-gv-follow");
+      item.dataset.id = id;
+      item.title = `${h.label} [${id}]: norm per call; click to select`;
+      item.appendChild(el("span", "lucent-gv-follow-label", id.startsWith("o") ? h.label || id : `${h.label}`));
+      item.appendChild(sparkline(h.norm || []));
+      item.addEventListener("click", () => { if (!id.startsWith("part_")) select(id); });
+      followStrip.appendChild(item);
+    }
+    followStrip.style.display = Object.keys(follows).length ? "" : "none";
+  }
+
   function select(id) {
     model.set("selected", model.get("selected") === id ? "" : id);
     model.save_changes();
@@ -253,15 +373,7 @@ function render({ model, el: host }) {
       g.classList.toggle("lucent-gv-edge-out", a === sel);
     }
     const g = groups.get(sel);
-    if (scroll && g) {
-      // Bring the node into the pane's view without scrolling the page.
-      const pr = pane.getBoundingClientRect();
-      const gr = g.getBoundingClientRect();
-      if (gr.top < pr.top || gr.bottom > pr.bottom)
-        pane.scrollTop += gr.top - pr.top - pr.height / 2 + gr.height / 2;
-      if (gr.left < pr.left || gr.right > pr.right)
-        pane.scrollLeft += gr.left - pr.left - pr.width / 2 + gr.width / 2;
-    }
+    if (scroll && g) bringIntoView(g, false);
   }
 
   function drawDetails() {
@@ -290,6 +402,7 @@ function render({ model, el: host }) {
     head.appendChild(el("span", `lucent-gv-kind lucent-gv-kind-${info.kind}`, KIND_NAMES[info.kind] || info.kind));
     head.appendChild(el("span", "lucent-gv-dlabel", info.label));
     head.appendChild(el("span", "lucent-gv-did", info.id));
+    if (info.part) head.appendChild(el("span", `lucent-gv-part lucent-gv-part-${info.part}`, info.part));
     const close = el("button", "lucent-gv-close", "×");
     close.title = "Clear the selection";
     close.addEventListener("click", () => select(info.id));
@@ -305,6 +418,38 @@ function render({ model, el: host }) {
         if (p.path) row.appendChild(el("span", "lucent-gv-muted", ` (${p.path} path)`));
         s.appendChild(row);
       }
+    }
+
+    if (info.kind !== "constant" && model.get("can_follow")) {
+      const follows = model.get("follows") || {};
+      const followed = Object.prototype.hasOwnProperty.call(follows, info.id);
+      const f = section(details, "Across calls");
+      const lab = el("label", "lucent-gv-follow-toggle");
+      const box = el("input");
+      box.type = "checkbox";
+      box.checked = followed;
+      box.addEventListener("change", () => toggleFollow(info.id, box.checked));
+      lab.append(box, el("span", "", " follow: norm, mean and max at every call"));
+      f.appendChild(lab);
+      if (followed) {
+        const h = follows[info.id];
+        const t = el("table", "lucent-gv-stats lucent-gv-spark-table");
+        for (const k of ["norm", "mean", "max"]) {
+          const tr = el("tr");
+          const td = el("td");
+          td.appendChild(sparkline(h[k] || []));
+          tr.append(el("th", "", k), td);
+          t.appendChild(tr);
+        }
+        f.appendChild(t);
+        f.appendChild(el("div", "lucent-gv-muted", `${(h.calls || []).length} calls recorded`));
+      }
+    }
+
+    if (info.composite) {
+      const c = section(details, "Fused expression");
+      c.appendChild(el("code", "lucent-gv-formula", info.composite.formula));
+      c.appendChild(el("pre", "lucent-gv-dprint lucent-gv-tree", info.composite.tree));
     }
 
     const outs = info.outputs || [];
@@ -364,6 +509,11 @@ function render({ model, el: host }) {
     colorSel.value = model.get("color_by") || "";
     colorLabel.style.display = model.get("has_profile") ? "" : "none";
     hideBox.checked = !!model.get("hide_bookkeeping");
+    collapseLabel.style.display = model.get("has_parts") ? "" : "none";
+    collapseBox.checked = !!(model.get("collapse_backward") || model.get("auto_collapsed"));
+    groupSel.value = model.get("group_by") || "";
+    fitNote.textContent = model.get("fit_note") || "";
+    fitNote.style.display = model.get("fit_note") ? "" : "none";
   }
 
   colorSel.addEventListener("change", () => {
@@ -382,22 +532,29 @@ function render({ model, el: host }) {
   model.on("change:svg", onSvg);
   model.on("change:nodes", onNodes);
   model.on("change:selected", onSelected);
-  for (const k of ["title", "status", "color_by", "has_profile", "hide_bookkeeping"]) model.on(`change:${k}`, onHeader);
+  const headerKeys = ["title", "status", "color_by", "has_profile", "hide_bookkeeping", "has_parts",
+    "collapse_backward", "group_by", "fit_note", "auto_collapsed"];
+  for (const k of headerKeys) model.on(`change:${k}`, onHeader);
+  const onFollows = () => { drawFollows(); drawDetails(); };
+  model.on("change:follows", onFollows);
 
-  const resize = new ResizeObserver(() => applyZoom());
+  const resize = new ResizeObserver(() => { applyZoom(); sendWidth(); });
   resize.observe(pane);
 
   drawHeader();
   drawSvg();
   drawDetails();
-  requestAnimationFrame(() => highlight(true));
+  drawFollows();
+  requestAnimationFrame(() => { highlight(true); sendWidth(); });
 
   return () => {
     resize.disconnect();
     model.off("change:svg", onSvg);
     model.off("change:nodes", onNodes);
     model.off("change:selected", onSelected);
-    for (const k of ["title", "status", "color_by", "has_profile", "hide_bookkeeping"]) model.off(`change:${k}`, onHeader);
+    for (const k of headerKeys) model.off(`change:${k}`, onHeader);
+    model.off("change:follows", onFollows);
+    clearTimeout(fitTimer);
   };
 }
 
