@@ -471,6 +471,9 @@ CASES = [
 from workloads_library import library_cases  # noqa: E402  (uses the names above)
 
 CASES += library_cases(Case)
+from workloads_sparse import sparse_cases  # noqa: E402
+
+CASES += sparse_cases(Case)
 CASES_BY_KEY = {c.key: c for c in CASES}
 GROUPS = sorted({c.group for c in CASES})
 
@@ -496,6 +499,7 @@ TARGETS = {
     "d": {"lucent-FAST_RUN": Target(ratio=1.05)},
     "e": {"lucent-FAST_RUN": Target(call=0.021, cold=5.0, warm=0.3)},
     "f": {"lucent-FAST_RUN": Target(ratio=1.05)},
+    "sparse": {"lucent-FAST_RUN": Target(ratio=1.0)},
 }
 
 REFERENCES = {

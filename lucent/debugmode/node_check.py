@@ -35,6 +35,7 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse
 
 from lucent.debugmode.describe import node_context
 from lucent.debugmode.errors import (
@@ -258,6 +259,12 @@ class NodeCheck:
             var = node.outputs[j]
             if out is arg or var.type.may_share_memory(out, arg):
                 continue
+            if scipy.sparse.issparse(arg) or scipy.sparse.issparse(out):
+                # An array viewing a sparse matrix's data (CSMProperties), or the reverse.
+                from lucent.misc.may_share_memory import may_share_memory
+
+                if may_share_memory(out, arg, raise_other_type=False):
+                    continue
             _logger.warning(
                 "DebugMode: %s of node %s allocated a new buffer for output %d, but the op "
                 "declares input %d %s by it (%s): expected the output to reuse the input's "

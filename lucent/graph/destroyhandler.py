@@ -113,7 +113,10 @@ class DestroyHandler(Feature):
             aliases = [r] + members.get(r, [])
             alias_set = set(aliases)
             for destroyer in destroyers:
+                after = _written_by(members.get(r, []), destroyer)
                 for var in aliases:
+                    if var in after:  # the value written, read after the destroyer anyway
+                        continue
                     for client, _ in fgraph.clients.get(var, []):
                         if client == "output" or client is destroyer:
                             continue
@@ -150,13 +153,44 @@ class DestroyHandler(Feature):
                     "variables replaced by their update may be overwritten"
                 )
             destroyer = destroyers[0]
+            after = _written_by(members.get(r, []), destroyer)
             for var in [r] + members.get(r, []):
-                if var in outputs and not (var.owner is destroyer):
+                if var not in after and _read_lazily(fgraph, var):
+                    raise InconsistencyError(
+                        f"{destroyer} would overwrite {var}, which a lazy branch reads: the "
+                        "branch would have to run before it whatever the condition"
+                    )
+            for var in [r] + members.get(r, []):
+                if var in outputs and var not in after:
                     raise InconsistencyError(
                         f"{destroyer} would overwrite {var}, which is an output of the function"
                     )
         _check_acyclic(fgraph, self.orderings(fgraph))
         return True
+
+
+def _read_lazily(fgraph, var):
+    """Whether a branching node (an op declaring ``lazy_branches``) reads ``var`` in a branch."""
+    for client, i in fgraph.clients.get(var, []):
+        declare = getattr(getattr(client, "op", None), "lazy_branches", None)
+        if client == "output" or declare is None:
+            continue
+        _, (then_pos, else_pos) = declare(client)
+        if i in then_pos or i in else_pos:
+            return True
+    return False
+
+
+def _written_by(members, destroyer):
+    """The ``members`` of an alias tree that hold what ``destroyer`` wrote: its outputs
+    and views taken of them (``members`` are in data order, a view after its base)."""
+    after = set()
+    for var in members:
+        node = var.owner
+        base = node.inputs[_aliased_inputs(node)[node.outputs.index(var)]]
+        if node is destroyer or base in after:
+            after.add(var)
+    return after
 
 
 def _feeds(node, target):

@@ -92,7 +92,9 @@ def get_updates_and_outputs(ls):
                 "first, then the updates, then the until condition."
             )
         raise bad
-    if _is_outputs(ls[0]) and _is_updates(ls[1]) and isinstance(ls[2], until):
+    # between outputs and condition, an empty list/tuple is "no updates"
+    no_updates = isinstance(ls[1], (list, tuple)) and len(ls[1]) == 0
+    if _is_outputs(ls[0]) and (_is_updates(ls[1]) or no_updates) and isinstance(ls[2], until):
         return ls[2].condition, _as_list(ls[0]), dict(ls[1])
     raise bad
 

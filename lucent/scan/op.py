@@ -284,6 +284,8 @@ class Scan(Op, HasInnerGraph):
 
     # --- identity ----------------------------------------------------------
     def _props_key(self):
+        # ``destroy_map`` is not part of the identity: an in-place loop computes the same
+        # values (``ScanInplaceOptimizer`` only changes where they are written).
         return (self.info, self._key, self.truncate_gradient, self.as_while, str(self.mode))
 
     def __eq__(self, other):
@@ -317,6 +319,16 @@ class Scan(Op, HasInnerGraph):
         )
 
     # --- the inner graph by role ---------------------------------------------
+    @property
+    def n_tap_outs(self):
+        """How many outputs are traced recurrent states (the first outputs)."""
+        return self.layout.n_states
+
+    @property
+    def untraced_sit_sot_arg_offset(self):
+        """Position of the first untraced state's starting value among the outer inputs."""
+        return self.layout.o_untraced
+
     def get_oinp_iinp_iout_oout_mappings(self):
         """Position maps between outer/inner inputs/outputs (``lucent.scan.args.io_mappings``)."""
         from lucent.scan.args import io_mappings
@@ -571,7 +583,9 @@ class Scan(Op, HasInnerGraph):
                     f"{self}: recurrent output {k} needs {init} initial row(s) for its taps "
                     f"{lay.state_taps[k]}, its buffer has {given.shape[0]}"
                 )
-            bufs.append(np.array(given, copy=True))
+            # A buffer the op may destroy (``ScanInplaceOptimizer``) is written directly.
+            in_place = k in self.destroy_map and given.flags.writeable
+            bufs.append(given if in_place else np.array(given, copy=True))
             stores.append(given.shape[0])
         untraced = [inputs[lay.o_untraced + k] for k in range(info.n_untraced_sit_sot)]
         nit_stores = [int(inputs[lay.o_nit + k]) for k in range(info.n_nit_sot)]

@@ -9,7 +9,7 @@ there too (the Numba linker warns that sparse values have no Numba form).
 
 from lucent.sparse.basic import *  # noqa: F401,F403
 from lucent.sparse.math import *  # noqa: F401,F403
-from lucent.sparse import rewriting, sharedvar  # noqa: F401,E402  (register rewrites, shared constructor)
+from lucent.sparse import rewriting, sharedvar, vectorize  # noqa: F401,E402  (register rewrites, shared constructor, vectorization)
 from lucent.sparse.sharedvar import sparse_constructor as shared  # noqa: F401
 from lucent.sparse.type import SparseTensorType, _is_sparse  # noqa: F401
 from lucent.sparse.variable import SparseConstant, SparseVariable  # noqa: F401

@@ -739,3 +739,10 @@ __all__ = [
     "sdg_csr",
     "structured_dot_grad",
 ]
+
+from lucent.sparse.structured import *  # noqa: E402,F401,F403
+from lucent.sparse.structured import __all__ as _structured_all  # noqa: E402
+from lucent.sparse.products import *  # noqa: E402,F401,F403
+from lucent.sparse.products import __all__ as _products_all  # noqa: E402
+
+__all__ += _structured_all + _products_all

@@ -9,8 +9,8 @@ arrays directly and their meaning depends on the format.
 ``SparseTensorType`` is a subclass of ``TensorType`` (a sparse matrix is a
 2-d tensor whose zeros are not stored), so code asking "is this a tensor of
 rank 2?" answers yes for it; code that needs the array layout of a dense
-tensor must test for ``SparseTensorType`` first. Sparse values have no
-Numba representation: a graph holding one runs on the Python linker.
+tensor must test for ``SparseTensorType`` first. On the Numba path CSR and
+CSC values are the struct of their three arrays (``numba_unsupported``).
 """
 
 from __future__ import annotations
@@ -71,11 +71,17 @@ class SparseTensorType(TensorType):
         "complex64": (complex, "lucent_complex64", "NPY_COMPLEX64"),
     }
 
-    #: Why the Numba linker cannot hold these values (it runs such graphs on
-    #: the Python linker and says so).
-    numba_unsupported = (
-        "sparse matrices have no Numba representation yet; the graph runs on the Python linker"
-    )
+    @property
+    def numba_unsupported(self):
+        """Why the Numba linker cannot hold these values, or ``None``.
+
+        CSR and CSC matrices enter compiled code as the struct of their
+        arrays (``lucent.link.numba.dispatch.sparse_types``); BSR matrices
+        have no Numba form, so a graph holding one runs on the Python linker.
+        """
+        if self.format == "bsr":
+            return "BSR matrices have no Numba representation; the graph runs on the Python linker"
+        return None
 
     def __init__(self, format, dtype, shape=None, name=None, broadcastable=None):
         if format not in self.format_cls:

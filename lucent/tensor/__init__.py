@@ -38,4 +38,9 @@ from lucent.tensor.einsum import einsum, tensordot  # noqa: F401,E402
 from lucent.tensor.functional import vectorize  # noqa: F401,E402  (pt.vectorize; the rules module stays importable)
 from lucent.tensor import random  # noqa: F401,E402  (pytensor.tensor.random)
 from lucent.tensor import optimize  # noqa: F401,E402  (pytensor.tensor.optimize)
+from lucent.tensor import signal  # noqa: F401,E402  (pytensor.tensor.signal)
+from lucent.tensor.reshape import join_dims, pack, split_dims, unpack  # noqa: F401,E402
+from lucent.tensor.interpolate import interp, interpolate1d  # noqa: F401,E402
+# Importing the ``lucent.tensor.reshape`` module bound its name here; ``reshape`` is the function.
+from lucent.tensor.shape import reshape  # noqa: F401,E402
 from lucent.gradient import grad, hessian, jacobian  # noqa: F401,E402

@@ -215,10 +215,10 @@ def get_scalar_constant_value(v, elemwise=True, only_process_constants=False, ma
     if not isinstance(v, Variable):
         raise NotScalarConstantError(f"{v!r} is not a constant scalar")
     if isinstance(v, Constant):
-        data = np.asarray(v.data) if v.data is not None else None
-        if data is None or data.ndim != 0:
+        # np.ndim reads ``.ndim`` first: a sparse matrix constant is 2-d, not a 0-d object array.
+        if v.data is None or np.ndim(v.data) != 0:
             raise NotScalarConstantError(f"{v} is not a scalar constant")
-        return data
+        return np.asarray(v.data)
     if only_process_constants or v.owner is None or max_recur <= 0:
         raise NotScalarConstantError(f"{v} is not a constant")
     node = v.owner
@@ -432,9 +432,10 @@ class Join(Op):
             known = {s for s in lengths if s is not None}
             if len(known) > 1:
                 raise ValueError(
-                    f"Join{{axis={self.axis}}}: the tensors have different static lengths "
-                    f"{sorted(known)} in dimension {d}; all dimensions except the joined one "
-                    "must match (shapes " + ", ".join(_shape_text(t.type.shape) for t in tensors) + ")"
+                    f"Join{{axis={self.axis}}}: all input array dimensions other than the specified "
+                    f"`axis` ({self.axis}) must match exactly, or be unknown (None), but along dimension {d}, "
+                    f"the inputs shapes are incompatible: {np.array(lengths)} (shapes "
+                    + ", ".join(_shape_text(t.type.shape) for t in tensors) + ")"
                 )
             static.append(known.pop() if known else None)
         dtype = upcast(*[t.type.dtype for t in tensors])
@@ -595,6 +596,11 @@ def squeeze(x, axis=None):
         axes = [d for d, s in enumerate(x.type.shape) if s == 1]
     else:
         raw = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        if x.type.ndim == 0:
+            # As NumPy: a 0-d array may be "squeezed" along axis 0 (or -1), which leaves it as it is.
+            if any(isinstance(a, (int, np.integer)) and a not in (0, -1) for a in raw):
+                raise np.exceptions.AxisError(f"axis {tuple(int(a) for a in raw)} is out of bounds for array of dimension 0")
+            return x
         axes = sorted({_norm_axis(a, x.type.ndim, "squeeze") for a in raw}) if raw else []
         for a in axes:
             if x.type.shape[a] not in (None, 1):

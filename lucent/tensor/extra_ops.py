@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from lucent.configdefaults import config
-from lucent.graph.basic import Apply
+from lucent.graph.basic import Apply, Constant
 from lucent.graph.op import Op
 from lucent.raise_op import Assert, CheckAndRaise
 from lucent.scalar.dtypes import continuous_dtypes, discrete_dtypes, integer_dtypes, upcast
@@ -341,10 +341,19 @@ def repeat(a, repeats, axis=None):
     repeats = as_tensor_variable(repeats)
     if repeats.type.dtype not in integer_dtypes:
         raise TypeError(f"repeat: repeats must be integers, got dtype {repeats.type.dtype}")
+    if repeats.type.dtype == "uint64":
+        # numpy.repeat casts counts to intp, which cannot hold every uint64.
+        raise TypeError(f"repeat: repeats {repeats} of dtype uint64 are not supported (as in numpy.repeat); "
+                        "use a signed integer dtype")
     if repeats.type.ndim > 1:
         raise ValueError("The dimension of repeats should not exceed 1.")
     if repeats.type.ndim == 1 and repeats.type.shape[0] == 1:
         repeats = repeats[0]
+    elif repeats.type.ndim == 1 and isinstance(repeats, Constant):
+        counts = np.asarray(repeats.data)
+        if counts.size and counts.size == a.type.shape[axis] and np.all(counts == counts[0]):
+            # One count for every entry: the scalar case, whose output length is known.
+            repeats = as_tensor_variable(counts[0])
     if repeats.type.ndim == 1:
         return Repeat(axis=axis)(a, repeats)
     repeats = cast(repeats, "int64")
@@ -352,12 +361,14 @@ def repeat(a, repeats, axis=None):
     if static is not None and static < 0:
         raise ValueError(f"repeat: repeats may not be negative, got {static}")
     repeats = CheckAndRaise(ValueError, "Repeat: repeats may not contain negative values")(repeats, lm.ge(repeats, 0))
-    shape = [a.shape[d] for d in range(a.type.ndim)]
-    wide = shape[:axis + 1] + [repeats] + shape[axis + 1:]
+    shape = [a.shape[d] if a.type.shape[d] is None else a.type.shape[d] for d in range(a.type.ndim)]
+    # A constant count keeps the output's static length (the checked count is not a constant).
+    count = repeats if static is None else static
+    wide = shape[:axis + 1] + [count] + shape[axis + 1:]
     from lucent.tensor.spacing import broadcast_to
 
     expanded = broadcast_to(ptb.expand_dims(a, axis + 1), wide)
-    shape[axis] = shape[axis] * repeats
+    shape[axis] = shape[axis] * count
     return expanded.reshape(shape, ndim=a.type.ndim)
 
 

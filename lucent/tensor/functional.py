@@ -15,7 +15,7 @@ def vectorize(func, signature=None):
     """A version of ``func`` that accepts inputs with extra leading (batch) dimensions."""
     from lucent.graph.replace import vectorize_graph
     from lucent.tensor.blockwise import _parse_gufunc_signature
-    from lucent.tensor.variable import TensorVariable
+    from lucent.tensor.type import TensorType
 
     def vectorized(*inputs):
         if signature is None:
@@ -26,7 +26,8 @@ def vectorize(func, signature=None):
                 raise ValueError(f"Number of inputs does not match signature: {signature} ({len(inputs)} given)")
         core_inputs = []
         for inp, sig in zip(inputs, inputs_sig):
-            if not isinstance(inp, TensorVariable):
+            # Any tensor, constants included (they are TensorVariables in PyTensor).
+            if not isinstance(getattr(inp, "type", None), TensorType):
                 raise TypeError(f"Inputs to vectorize function must be TensorVariable, got {type(inp)}")
             if inp.type.ndim < len(sig):
                 raise ValueError(f"Input {inp} has less dimensions than signature {sig}")

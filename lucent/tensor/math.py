@@ -408,10 +408,11 @@ def dot(a, b):
     from lucent.tensor.type import DenseTensorType
 
     if not (isinstance(a.type, DenseTensorType) and isinstance(b.type, DenseTensorType)):
-        # A sparse operand: the sparse dot (dense result) computes it.
-        from lucent.sparse.math import dot as sparse_dot
+        # A sparse operand: the sparse variable's ``__dot__`` / ``__rdot__``
+        # (``structured_dot``) computes it, as PyTensor dispatches it.
+        from lucent.sparse.math import structured_dot
 
-        return sparse_dot(a, b)
+        return structured_dot(a, b)
     if a.type.ndim == 0 or b.type.ndim == 0:
         return mul(a, b)
     if a.type.ndim > 2 or b.type.ndim > 2:

@@ -265,6 +265,8 @@ def specify_shape(x, shape):
     length. Returns ``x`` itself when nothing new would be known or checked.
     """
     x = as_tensor_variable(x)
+    if shape is Ellipsis:
+        shape = (Ellipsis,)
     if isinstance(shape, (int, np.integer)) or shape is None:
         shape = (shape,)
     elif isinstance(shape, Variable):
@@ -277,9 +279,20 @@ def specify_shape(x, shape):
     elif isinstance(shape, np.ndarray):
         shape = tuple(shape.tolist())
     shape = tuple(shape)
+    if any(s is Ellipsis for s in shape):
+        # ``...`` stands for as many unknown lengths as the other entries leave.
+        if sum(s is Ellipsis for s in shape) > 1:
+            raise ValueError(f"specify_shape: at most one Ellipsis in the shape, got {shape}")
+        k = shape.index(Ellipsis)
+        fill = x.type.ndim - (len(shape) - 1)
+        if fill < 0:
+            raise ValueError(f"specify_shape: {x} has {x.type.ndim} dimensions, fewer than the {len(shape) - 1} "
+                             f"lengths in {shape}; the shape will never match")
+        shape = shape[:k] + (None,) * fill + shape[k + 1:]
     if len(shape) != x.type.ndim:
         raise ValueError(
-            f"specify_shape: {x} has {x.type.ndim} dimensions, but the shape {shape} has {len(shape)} entries"
+            f"specify_shape: {x} has {x.type.ndim} dimensions, but the shape {shape} has {len(shape)} entries; "
+            "the shape will never match"
         )
     if all(s is None for s in shape):
         return x

@@ -473,6 +473,9 @@ def getitem(x, index):
         x = expand_dims(x, tuple(new_axes))
         x.tag.from_newaxis = tuple(new_axes)
         expanded = [("slice", _FULL) if k == "newaxis" else (k, p) for k, p in expanded]
+        if all(e == ("slice", _FULL) for e in expanded):
+            # Only new axes (``x[:, None]``): the expansion is the whole result, as in PyTensor.
+            return x
 
     if any(k in ("array", "mask") for k, _ in expanded):
         arrays = [(n, k, p) for n, (k, p) in enumerate(expanded) if k != "slice" or p != _FULL]
@@ -579,6 +582,27 @@ def take(a, indices, axis=None):
     return getitem(a, (slice(None),) * axis + (indices,))
 
 
+def flip(arr, axis=None):
+    """``numpy.flip``: a view of ``arr`` with the order of entries reversed along ``axis``
+    (an int or a tuple of ints; every axis when None)."""
+    arr = as_tensor_variable(arr)
+    ndim = arr.type.ndim
+    if axis is None:
+        axes = set(range(ndim))
+    else:
+        items = axis if isinstance(axis, (tuple, list)) else (axis,)
+        axes = set()
+        for a in items:
+            if isinstance(a, Variable) or isinstance(a, bool) or not isinstance(a, (int, np.integer)):
+                raise TypeError(f"flip: axis must be an int or a tuple of ints, got {axis!r}")
+            if not -ndim <= a < ndim:
+                raise np.exceptions.AxisError(f"flip: axis {a} is out of bounds for a tensor of dimension {ndim}")
+            if int(a) % ndim in axes:
+                raise ValueError(f"flip: repeated axis in {axis!r}")
+            axes.add(int(a) % ndim)
+    return getitem(arr, tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(ndim)))
+
+
 # --------------------------------------------------------------------------- #
 # Advanced indexing (defined in ``advanced_subtensor``, which imports this
 # module first)
@@ -605,6 +629,7 @@ __all__ = [
     "advanced_set_subtensor1",
     "advanced_subtensor1",
     "as_index_constant",
+    "flip",
     "getitem",
     "inc_subtensor",
     "set_subtensor",

@@ -54,7 +54,9 @@ def _history_point(value):
     ``None`` when it is not a finite number (a NaN shows as a gap: the NaN
     count of the row says why) or the value is not numeric.
     """
-    if isinstance(value, (int, float, complex, np.generic)) and not isinstance(value, (str, bytes)):
+    if getattr(value, "format", None) in ("csr", "csc", "bsr") and hasattr(value, "nnz"):
+        array = np.asarray(value.data)  # a sparse matrix: the norm of its stored entries
+    elif isinstance(value, (int, float, complex, np.generic)) and not isinstance(value, (str, bytes)):
         array = np.asarray(value)
     elif isinstance(value, np.ndarray):
         array = value
@@ -71,6 +73,33 @@ def _history_point(value):
             flat = flat.astype(np.float64)
         point = float(np.linalg.norm(flat))
     return point if math.isfinite(point) else None
+
+
+def _is_sparse_matrix(value):
+    return getattr(value, "format", None) in ("csr", "csc", "bsr") and hasattr(value, "nnz")
+
+
+def _summarize_sparse(value):
+    """A sparse matrix's row: statistics of its stored entries, and its format, nnz and density.
+
+    The dtype column reads ``float64 csr · nnz 12 (density 3%)``: a sparse
+    value's size is its stored entries, so the view says how many there are.
+    """
+    summary = summarize(np.asarray(value.data))
+    rows, cols = value.shape
+    cells = rows * cols
+    density = 100.0 * value.nnz / cells if cells else 0.0
+    summary.update(
+        shape=[int(rows), int(cols)],
+        size=int(cells),
+        format=value.format,
+        nnz=int(value.nnz),
+        density=density,
+        dtype=f"{value.dtype} {value.format} · nnz {value.nnz} (density {density:.3g}%)",
+        text=f"{value.format} {rows}x{cols}, nnz {value.nnz} (density {density:.3g}%), "
+        "statistics over the stored entries",
+    )
+    return summary
 
 
 def _describe(obj):
@@ -204,7 +233,7 @@ class SharedView(anywidget.AnyWidget):
 
     def _row(self, entry):
         value = entry.var.get_value(borrow=True)
-        summary = summarize(value)
+        summary = _summarize_sparse(value) if _is_sparse_matrix(value) else summarize(value)
         if summary.get("kind") == "generator" and entry.first_state is not None:
             drawn = words_drawn(entry.first_state, value.bit_generator.state)
             summary["drawn"] = drawn

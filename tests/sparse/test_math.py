@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import lucent
+import lucent.graph.traversal
 import lucent.tensor as lt
 from lucent.gradient import grad
 from lucent.link.numba.linker import NumbaLinkerWarning
@@ -213,12 +215,14 @@ def test_dot_is_dense_with_regular_gradients(format):
         sm.dot(d, d)
 
 
-def test_tensor_dot_dispatches_to_the_sparse_dot():
+def test_tensor_dot_dispatches_to_the_structured_dot():
+    # As PyTensor's SparseVariable.__dot__ / __rdot__: lt.dot of a sparse operand is structured_dot.
     x, y = sb.csr_matrix("x"), sb.csc_matrix("y")
     d = lt.dmatrix("d")
-    assert isinstance(lt.dot(x, y).owner.op, sm.Dot)
-    assert isinstance(lt.dot(d, x).owner.op, sm.Dot)
-    assert not isinstance(lt.dot(d, d).owner.op, sm.Dot)
+    ops = {type(n.op) for n in lucent.graph.traversal.applys_between([x, y, d], [lt.dot(x, y), lt.dot(d, x)])}
+    assert sm.StructuredDot in ops and sm.Dot not in ops
+    assert not isinstance(lt.dot(d, d).owner.op, sm.StructuredDot)
     a = sample("csr", shape=(3, 3))
-    got = run(lt.dot(x, y), {x: a, y: a.tocsc()})
-    np.testing.assert_allclose(got, a.toarray() @ a.toarray())
+    got, got_dense = run([lt.dot(x, y), lt.dot(d, x)], {x: a, y: a.tocsc(), d: a.toarray()})
+    np.testing.assert_allclose(got.toarray(), a.toarray() @ a.toarray())
+    np.testing.assert_allclose(got_dense, a.toarray() @ a.toarray())

@@ -94,7 +94,7 @@ def test_col_and_row_scale(format):
     assert cs.format == rs.format == format
     np.testing.assert_allclose(cs.toarray(), m.toarray() * np.arange(4.0))
     np.testing.assert_allclose(rs.toarray(), m.toarray() * np.arange(3.0)[:, None])
-    with pytest.raises(ValueError, match="(columns|rows) but a scale"):
+    with pytest.raises(ValueError, match="scale"):
         run(sb.col_scale(x, c), {x: m, c: np.arange(3.0)})
 
 

@@ -156,3 +156,17 @@ def test_gradients():
     verify_grad(lambda a: eo.fill_diagonal(a, 2.0) * a, [rng.normal(size=(3, 2))], rng=rng)
     verify_grad(lambda a, s: eo.fill_diagonal_offset(a, s, 1), [rng.normal(size=(3, 3)), np.array(1.5)], rng=rng)
     verify_grad(lambda a: eo.diff(a, n=2), [rng.normal(size=(5,))], rng=rng)
+
+
+def test_repeat_static_lengths_uint64_and_squeeze_of_a_scalar():
+    x = lt.tensor("x", shape=(None, 1, 3))
+    assert eo.repeat(x, 2, axis=1).type.shape == (None, 2, 3)
+    assert eo.repeat(x, 2, axis=2).type.shape == (None, 1, 6)
+    assert eo.repeat(x, [2, 2, 2], axis=2).type.shape == (None, 1, 6)
+    assert eo.repeat(x, [1, 2, 4], axis=2).type.shape == (None, 1, None)
+    with pytest.raises(TypeError, match="uint64"):
+        eo.repeat(x, lt.scalar(dtype="uint64"), axis=0)
+    s = lt.dscalar("s")
+    assert eo.squeeze(s, axis=(0,)) is s
+    with pytest.raises(np.exceptions.AxisError, match=r"axis \(1,\) is out of bounds for array of dimension 0"):
+        eo.squeeze(s, axis=1)

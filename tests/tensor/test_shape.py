@@ -283,3 +283,18 @@ def test_shape_tuple_uses_static_lengths():
     first, second = shape_tuple(x)
     assert isinstance(first, Constant) and int(first.data) == 2
     assert second.eval({x: np.zeros((2, 5))}) == 5
+
+
+def test_specify_shape_ellipsis_and_never_matching_lengths():
+    from lucent.tensor.shape import specify_shape
+
+    x = lt.tensor("x", shape=(None, None, None, None))
+    assert specify_shape(x, ...).type.shape == (None,) * 4
+    assert specify_shape(x, (5, ..., 3)).type.shape == (5, None, None, 3)
+    assert specify_shape(x, (5, ..., 3, None)).type.shape == (5, None, 3, None)
+    y = lt.tensor("y", shape=(1, 2, None))
+    assert specify_shape(y, (..., None)) is y
+    with pytest.raises(ValueError, match="will never match"):
+        specify_shape(lt.dvector(), ())
+    with pytest.raises(ValueError, match="at most one Ellipsis"):
+        specify_shape(x, (..., 2, ...))

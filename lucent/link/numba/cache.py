@@ -67,6 +67,11 @@ def describe(obj, _depth=0):
         return ("nd", obj.dtype.str, obj.shape, hashlib.sha256(data.view(np.uint8).reshape(-1)).hexdigest())
     if isinstance(obj, np.generic):
         return ("np", obj.dtype.str, obj.tobytes().hex())
+    if getattr(obj, "format", None) in ("csr", "csc", "bsr") and hasattr(obj, "indptr"):
+        # A SciPy sparse matrix: its format, shape and arrays.
+        return ("sparse", obj.format, tuple(obj.shape)) + tuple(
+            describe(np.asarray(a), d) for a in (obj.data, obj.indices, obj.indptr)
+        )
     if isinstance(obj, np.dtype):
         return ("dtype", obj.str)
     if isinstance(obj, (tuple, list)):

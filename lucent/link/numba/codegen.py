@@ -361,6 +361,26 @@ def _generate(fgraph, order, kernels, plan=None):
     return source, namespace, arg_inputs, extra_args, results, output_plan, converters
 
 
+def _arg_converter(type_):
+    """``None``, or how a graph input's value becomes what the compiled function takes.
+
+    Sparse matrices are passed as the int32-indexed struct of their arrays;
+    a matrix SciPy gave int64 indices (or another format) is converted.
+    """
+    from lucent.sparse.type import SparseTensorType
+
+    if not isinstance(type_, SparseTensorType):
+        return None
+    from lucent.link.numba.dispatch.sparse_types import as_kernel_input
+
+    fmt, dtype = type_.format, type_.numpy_dtype
+
+    def to_kernel_input(value):
+        return as_kernel_input(value, fmt, dtype)
+
+    return to_kernel_input
+
+
 def _cache_key(fgraph, order, kernels, extra_args):
     """The structural key of the graph (raises ``Uncacheable``)."""
     from lucent.link.numba.cache import (
@@ -482,6 +502,7 @@ def build_program(linker, fgraph):
         program.extra_args = extra_args
         program.n_results = len(results)
         program.result_converters = converters
+        program.arg_converters = [_arg_converter(fgraph.inputs[k].type) for k in arg_inputs]
         program.output_plan = output_plan
         if not results:
             linker.uncacheable_reason = None

@@ -263,11 +263,28 @@ def prepare(dispatcher, sites, key, record_path):
     ``record_path`` is the cached graph module's path (``None`` for a graph
     compiled in memory only). A cached graph whose record is missing or
     does not fit is recompiled: its cached machine code would have empty
-    slots.
+    slots. The sites used are the ones the graph module was created with
+    (a second build of the same graph in this process brings its own,
+    which its module never sees); preparing is finished only when nothing
+    in it failed, so an interrupted compile is prepared again next time.
     """
-    if getattr(dispatcher, "__lucent_sites__", None) is not None:
-        return  # the same graph, already prepared in this process
+    if getattr(dispatcher, "__lucent_ready__", False):
+        return
+    sites = getattr(dispatcher, "__lucent_sites__", None) or sites
     dispatcher.__lucent_sites__ = sites
+    if not getattr(dispatcher, "__lucent_wrapped__", False):
+        original = dispatcher.compile
+
+        def compile_and_fill(sig):
+            before = {site.index: dict(site.targets) for site in sites}
+            entry = original(sig)
+            fill_slots(dispatcher, sites)
+            if record_path is not None and {site.index: site.targets for site in sites} != before:
+                write_record(record_path, key, sites)
+            return entry
+
+        dispatcher.compile = compile_and_fill
+        dispatcher.__lucent_wrapped__ = True
     if record_path is not None:
         record = read_record(record_path, key)
         if record is None or not restore_targets(sites, record):
@@ -276,17 +293,9 @@ def prepare(dispatcher, sites, key, record_path):
             cache = getattr(dispatcher, "_cache", None)
             if cache is not None and hasattr(cache, "flush"):
                 cache.flush()
-    original = dispatcher.compile
-
-    def compile_and_fill(sig):
-        before = {site.index: dict(site.targets) for site in sites}
-        entry = original(sig)
-        fill_slots(dispatcher, sites)
-        if record_path is not None and {site.index: site.targets for site in sites} != before:
-            write_record(record_path, key, sites)
-        return entry
-
-    dispatcher.compile = compile_and_fill
+    # Specialisations already compiled or loaded (an earlier, interrupted build).
+    fill_slots(dispatcher, sites)
+    dispatcher.__lucent_ready__ = True
 
 
 __all__.append("prepare")

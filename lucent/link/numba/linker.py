@@ -68,6 +68,9 @@ class GraphProgram:
         Per result, ``None`` or a callable turning Numba's value into the
         Python-path form (0-d ndarray for a 0-d tensor, NumPy scalar for a
         scalar type).
+    arg_converters
+        Per argument of ``fn``, ``None`` or a callable turning the value into
+        the form ``fn`` was compiled for (a sparse matrix with int32 indices).
     output_plan
         Per graph output: ``("r", j)`` result j, ``("i", k)`` input k, or
         ``("c", data)`` a constant.
@@ -81,6 +84,7 @@ class GraphProgram:
         self.extra_args = []
         self.n_results = 0
         self.result_converters = []
+        self.arg_converters = []
         self.output_plan = []
         self.source = ""
 
@@ -228,6 +232,7 @@ def _make_thunk(program, input_cells, output_cells, fgraph=None):
     extra = list(program.extra_args)
     single = program.n_results == 1
     converters = program.result_converters
+    arg_converters = [(k, conv) for k, conv in enumerate(program.arg_converters) if conv is not None]
     plan = []
     for cell, (kind, what) in zip(output_cells, program.output_plan):
         if kind == "i":
@@ -238,6 +243,8 @@ def _make_thunk(program, input_cells, output_cells, fgraph=None):
     def run():
         if fn is not None:
             args = [c[0] for c in arg_cells]
+            for k, conv in arg_converters:
+                args[k] = conv(args[k])
             args.extend(extra)
             try:
                 results = fn(*args)

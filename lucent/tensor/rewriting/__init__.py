@@ -16,6 +16,7 @@ from lucent.tensor.rewriting import (  # noqa: F401
     inplace,
     linalg,
     math,
+    reshape,
     shape,
     special,
     specialize,

@@ -1,4 +1,4 @@
-"""Hyperparameter-like constants of a fused element-wise node become inputs of it.
+"""Number constants of a fused element-wise node become inputs of it.
 
 Fusion inlines small constants into a ``Composite`` (``Composite{(i1 -
 (0.05 * i0))}``), and the Numba path writes a Composite's constants into
@@ -10,8 +10,8 @@ into inputs of the fused node: constants whose every dimension has length
 loop. The kernel is then the same for every value, and only the (cheap)
 graph function that passes the value changes.
 
-Only float constants that are operands of ``+``, ``-``, ``*`` and ``/``
-are lifted, and not the handful of values (0, ±1, ±2, ±0.5) that scalar
+Only number constants (float or integer) that are operands of ``+``,
+``-``, ``*`` and ``/`` are lifted, and not the handful of values (0, ±1, ±2, ±0.5) that scalar
 code generation may simplify, nor any constant of a power, comparison or
 other op whose code may depend on the value.
 """
@@ -46,7 +46,7 @@ def _liftable_constants(comp):
     found = []
     for c, ops in clients.items():
         data = np.asarray(c.data)
-        if data.dtype.kind != "f" or data.ndim != 0 or not np.isfinite(data):
+        if data.dtype.kind not in "fiu" or data.ndim != 0 or not np.isfinite(data):
             continue
         if float(data) in KEPT_VALUES:
             continue

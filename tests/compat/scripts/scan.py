@@ -236,3 +236,27 @@ pytensor.dprint(hs, file=buf)
 text = buf.getvalue()
 assert "Inner graphs:" in text and "Scan{rnn, while_loop=False, inplace=none}" in text
 assert "Tanh" in text.split("Inner graphs:")[1]
+
+# --- loop rewrites: ScanMerge and ScanInplaceOptimizer --------------------------------------
+from pytensor.compile.mode import get_default_mode  # noqa: E402
+from pytensor.graph.basic import equal_computations  # noqa: E402
+from pytensor.graph.fg import FunctionGraph  # noqa: E402
+from pytensor.scan.rewriting import ScanInplaceOptimizer, ScanMerge  # noqa: E402
+
+mx, my = pt.vector("mx"), pt.vector("my")
+s1 = scan(lambda s: s + 1, sequences=[mx], n_steps=4, return_updates=False)
+s2 = scan(lambda s: s * 2, sequences=[my], n_steps=4, return_updates=False)
+fm = function([mx, my], [s1, s2], mode=get_default_mode().including("scan").excluding("scan_pushout_seqs_ops"))
+assert sum(isinstance(n.op, Scan) for n in fm.maker.fgraph.apply_nodes) == 1
+r1, r2 = fm(np.arange(4).astype(floatX), np.arange(4).astype(floatX))
+assert_allclose(r1, np.arange(4) + 1)
+assert_allclose(r2, np.arange(4) * 2)
+
+grow = scan(lambda h: h + 1, outputs_info=[pt.zeros(1)], n_steps=3, return_updates=False)
+fg_in = FunctionGraph(outputs=[grow], clone=True, copy_inputs=False, copy_orphans=False)
+ScanInplaceOptimizer().apply(fg_in)
+assert equal_computations([grow], fg_in.outputs)
+assert fg_in.outputs[0].owner.inputs[0].owner.op.destroy_map == {0: [1]}
+fg_m = FunctionGraph(outputs=[s1, s2], clone=True)
+ScanMerge().apply(fg_m)
+assert sum(isinstance(n.op, Scan) for n in fg_m.apply_nodes) == 1

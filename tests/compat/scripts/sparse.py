@@ -194,3 +194,75 @@ assert isinstance(r1, np.ndarray) and np.allclose(r1, dense @ np.ones((4, 2)))
 assert np.allclose(r2, np.ones((2, 4)) @ dense.T)
 
 print("sparse compat script: OK")
+
+# --- structured element-wise functions, vector ops, products with sparse results -------------
+import pytensor.sparse.math as psm
+from pytensor.sparse.linalg import block_diag
+from pytensor.sparse.rewriting import (
+    CSMGradC, SamplingDotCSR, StructuredDotCSC, UsmmCscDense, local_structured_dot, sd_csc, sd_csr,
+)
+
+xs = sparse.csr_matrix("xs", dtype="float64")
+xc = sparse.csc_matrix("xc", dtype="float64")
+vv = pt.dvector("vv")
+m1, m2 = pt.dmatrix("m1"), pt.dmatrix("m2")
+a_small = sp.csr_matrix(np.array([[0.5, 0.0, 2.0], [0.0, 0.0, 1.5], [3.0, 0.25, 0.0]]))
+ad = a_small.toarray()
+vec = np.array([1.0, -2.0, 0.5])
+mm = np.arange(9.0).reshape(3, 3) / 10
+outs = [
+    psm.structured_exp(xs), psm.structured_sigmoid(xs), psm.sqrt(xs), psm.structured_pow(xs, 2),
+    psm.structured_add(xs, 1.0), psm.abs(psm.neg(xs)), psm.mul_s_v(xs, vv), psm.structured_add_s_v(xs, vv),
+    psm.add_s_s_data(xs, xs), psm.true_dot(xs, m1), psm.sampling_dot(m1, m2, xs),
+    psm.usmm(pt.constant(2.0), xs, m1, m2), psm.structured_dot(xc, m1), sparse.csm_properties(xc)[0],
+    psm.sp_sum(xc, axis=1), psm.dot(m1, xc), psm.add(xc, m1), psm.multiply(xc, m1),
+]
+for mode in ("FAST_COMPILE", "FAST_RUN"):
+    f = pytensor.function([xs, xc, vv, m1, m2], outs, mode=mode)
+    r = f(a_small, a_small.tocsc(), vec, mm, mm.T)
+    pattern = ad != 0
+    np.testing.assert_allclose(r[0].toarray(), np.where(pattern, np.exp(ad), 0))
+    np.testing.assert_allclose(r[1].toarray(), np.where(pattern, 1 / (1 + np.exp(-ad)), 0))
+    np.testing.assert_allclose(r[2].toarray(), np.sqrt(ad))
+    np.testing.assert_allclose(r[3].toarray(), ad**2)
+    np.testing.assert_allclose(r[4].toarray(), np.where(pattern, ad + 1, 0))
+    np.testing.assert_allclose(r[5].toarray(), ad)
+    np.testing.assert_allclose(r[6].toarray(), ad * vec)
+    np.testing.assert_allclose(r[7].toarray(), np.where(pattern, ad + vec, 0))
+    np.testing.assert_allclose(r[8].toarray(), 2 * ad)
+    assert r[9].format == "csr"
+    np.testing.assert_allclose(r[9].toarray(), ad @ mm)
+    np.testing.assert_allclose(r[10].toarray(), pattern * ad * (mm @ mm))
+    np.testing.assert_allclose(r[11], 2 * ad @ mm + mm.T)
+    np.testing.assert_allclose(r[12], ad @ mm)
+    np.testing.assert_allclose(np.sort(r[13]), np.sort(a_small.data))
+    np.testing.assert_allclose(r[14], ad.sum(axis=1))
+    np.testing.assert_allclose(r[15], mm @ ad)
+    np.testing.assert_allclose(r[16], ad + mm)
+    np.testing.assert_allclose(r[17].toarray(), ad * mm)
+
+# the array-level ops the sparse rewrites produce
+csc = a_small.tocsc()
+T = pt.as_tensor_variable
+np.testing.assert_allclose(sd_csc(T(csc.data), T(csc.indices), T(csc.indptr), T(np.int32(3)), T(mm)).eval(), ad @ mm)
+np.testing.assert_allclose(sd_csr(T(a_small.data), T(a_small.indices), T(a_small.indptr), T(mm)).eval(), ad @ mm)
+# SamplingDotCSR and UsmmCscDense have only a C implementation in PyTensor: build them only.
+z_data, z_ind, z_ptr = SamplingDotCSR()(
+    T(mm), T(mm.T), T(a_small.data), T(a_small.indices), T(a_small.indptr), T(np.int32(3))
+)
+assert z_data.type.ndim == 1 and z_ind.type.dtype == "int32" and z_ptr.type.dtype == "int32"
+u = UsmmCscDense(inplace=False)(
+    T(np.ones((1, 1))), T(csc.data), T(csc.indices), T(csc.indptr), T(np.int32(3)), T(mm), T(np.zeros((3, 3)))
+)
+assert u.type.ndim == 2 and str(u.owner.op) == "UsmmCscDense{no_inplace}"
+assert CSMGradC is not None and local_structured_dot is not None
+
+# block_diag of sparse (or dense) matrices is sparse
+bd = block_diag(a_small, sp.csr_matrix(np.eye(2)), format="csr").eval()
+assert bd.format == "csr" and bd.shape == (5, 5)
+np.testing.assert_allclose(bd.toarray()[:3, :3], ad)
+
+# pt.dot of a sparse operand is a StructuredDot, as PyTensor dispatches it
+assert isinstance(pt.dot(xs, m1).owner.op, psm.StructuredDot)
+
+print("sparse compat script (round 4): OK")

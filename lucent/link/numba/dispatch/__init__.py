@@ -45,6 +45,10 @@ KERNEL_MODULES = (
     "raise_op",
     "extra_ops",
     "sort",
+    "sparse",
+    "signal",
+    "fft",
+    "reshape",
 )
 
 

@@ -39,6 +39,8 @@ def rewritten_inner_graph(op):
     from lucent.graph.rewriting.db import RewriteDatabaseQuery, optdb
 
     fgraph = op.fgraph.clone()
+    if getattr(op, "_inner_rewritten", False):
+        return fgraph  # rewritten when the outer graph was (e.g. ``scan_inner_graph``)
     fgraph.destroyable_inputs = set()
     fgraph.attach_feature(DestroyHandler())
     rewriter = optdb.query(RewriteDatabaseQuery(include=["fast_run"], exclude=["inplace"]))

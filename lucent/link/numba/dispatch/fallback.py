@@ -25,9 +25,10 @@ def numba_type_of(type_):
 
     Tensors are C-contiguous arrays of their dtype and rank (values handed
     over by the fallback are made contiguous), scalars are Numba scalars,
-    ``NoneTypeT`` is ``none``. Other types have no Numba equivalent, nor has
-    a type whose ``numba_unsupported`` attribute says why (a tensor subclass
-    such as ``SparseTensorType`` whose values are not arrays).
+    ``NoneTypeT`` is ``none``, CSR/CSC sparse matrices are the struct of
+    their arrays (``sparse_types.CSMatrixType``). Other types have no Numba
+    equivalent, nor has a type whose ``numba_unsupported`` attribute says why
+    (a BSR ``SparseTensorType``).
     """
     if getattr(type_, "numba_unsupported", None):
         return None
@@ -35,9 +36,15 @@ def numba_type_of(type_):
     from numba.np.numpy_support import from_dtype
 
     from lucent.scalar.basic import ScalarType
+    from lucent.sparse.type import SparseTensorType
     from lucent.tensor.shape import NoneTypeT
     from lucent.tensor.type import TensorType
 
+    if isinstance(type_, SparseTensorType):
+        # The struct of the matrix's arrays, with int32 indices.
+        from lucent.link.numba.dispatch.sparse_types import numba_sparse_type
+
+        return numba_sparse_type(type_.format, type_.dtype)
     if isinstance(type_, TensorType):
         return types.Array(from_dtype(np.dtype(type_.dtype)), type_.ndim, "C")
     if isinstance(type_, ScalarType):
@@ -55,8 +62,16 @@ def numba_type_of(type_):
 def _as_output(value, type_, inputs, may_alias):
     """``value`` in the exact form the declared Numba type expects (a fresh array if needed)."""
     from lucent.scalar.basic import ScalarType
+    from lucent.sparse.type import SparseTensorType
     from lucent.tensor.type import TensorType
 
+    if isinstance(type_, SparseTensorType):
+        from lucent.link.numba.dispatch.sparse_types import as_kernel_input
+
+        value = as_kernel_input(type_.filter(value), type_.format, type_.numpy_dtype)
+        if not may_alias and any(type_.may_share_memory(value, i) for i in inputs if _is_array_like(i)):
+            value = value.copy()
+        return value
     if isinstance(type_, TensorType):
         arr = np.asarray(value, dtype=type_.dtype)
         if arr.ndim != type_.ndim:
@@ -74,6 +89,12 @@ def _as_output(value, type_, inputs, may_alias):
     if isinstance(type_, ScalarType):
         return np.dtype(type_.dtype).type(value)
     return value
+
+
+def _is_array_like(value):
+    import scipy.sparse
+
+    return isinstance(value, np.ndarray) or scipy.sparse.issparse(value)
 
 
 def _annotate(exc, node, values):

@@ -7,7 +7,8 @@ them). Around it this module generates the loop itself, as source text with
 the op's layout (``lucent.scan.op.ScanLayout``), ranks and dtypes as
 literals:
 
-* recurrent outputs are written into a copy of their input buffer, read and
+* recurrent outputs are written into a copy of their input buffer (into the
+  buffer itself when the op's ``destroy_map`` allows it), read and
   written at ``(init + t + tap) % len(buffer)`` so a shortened buffer works
   as a ring, and returned oldest row first;
 * outputs that are not fed back (``nit_sot``) are allocated once the first
@@ -29,7 +30,7 @@ from lucent.link.numba.dispatch.shape import dtype_text
 from lucent.scan.op import Scan
 
 #: Part of the disk-cache key of graphs holding a scan: bump when the generated loop changes.
-SCAN_KERNEL_VERSION = 1
+SCAN_KERNEL_VERSION = 2
 
 
 def _zero_d(dtype, expr):
@@ -51,7 +52,8 @@ def _generate(op, node):
         L += [
             f"if {p}.shape[0] < {init}:",
             f"    raise ValueError('Scan: the buffer of recurrent output {k} is shorter than its taps need')",
-            f"b{k} = {p}.copy()",
+            # a buffer the op may destroy (its destroy_map) is written in place
+            f"b{k} = {p}" if k in op.destroy_map else f"b{k} = {p}.copy()",
             f"st{k} = b{k}.shape[0]",
         ]
     for k in range(info.n_nit_sot):

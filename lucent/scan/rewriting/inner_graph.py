@@ -1,0 +1,86 @@
+"""Rewriting the step graph of each loop with the outer graph's rewrites.
+
+A ``Scan``'s inner graph is built from the user's step function as written.
+The loop-level rewrites (``push_out``, ``merge``, ...) work on the loop as a
+node; this pass, at the end of the pipeline, also gives the body itself the
+``fast_run`` rewrites (canonicalisation, stabilisation, specialisation,
+fusion, and the scan rewrites for loops nested in the body, which are
+therefore merged, pushed out and shortened like outer ones). The node is
+replaced by a ``Scan`` with the rewritten body, so the rewritten graph is
+what every path runs and what ``dprint`` and the debugging tools show.
+
+The in-place rewrites are left out: a step's inputs are views of the
+loop's buffers and sequences, which later steps still read.
+"""
+
+from __future__ import annotations
+
+import copy
+import weakref
+
+from lucent.graph.features import ReplaceValidate
+from lucent.graph.fg import InconsistencyError
+from lucent.graph.rewriting.basic import GraphRewriter
+from lucent.scan.op import Scan
+
+#: ``Scan`` ops already rewritten (to the op with the rewritten body), so equal
+#: loops met again (nested bodies, recompiles) are not rewritten twice.
+_DONE = weakref.WeakKeyDictionary()
+
+
+def scan_with_rewritten_body(op):
+    """A ``Scan`` like ``op`` whose body has the ``fast_run`` rewrites (except in-place)."""
+    from lucent.graph.destroyhandler import DestroyHandler
+    from lucent.graph.rewriting.db import RewriteDatabaseQuery, optdb
+
+    if getattr(op, "_inner_rewritten", False):
+        return op
+    done = _DONE.get(op)  # equal ops may differ in destroy_map (not part of equality)
+    if done is not None:
+        if done.destroy_map != op.destroy_map:
+            done = copy.copy(done)
+            done._fn = None
+            done.destroy_map = dict(op.destroy_map)
+        return done
+    fgraph = op.fgraph.clone()
+    fgraph.destroyable_inputs = set()
+    fgraph.attach_feature(DestroyHandler())
+    optdb.query(RewriteDatabaseQuery(include=["fast_run"], exclude=["inplace"])).rewrite(fgraph)
+    new_op = op.clone_with_inner_graph(fgraph)
+    new_op.destroy_map = dict(op.destroy_map)
+    new_op._inner_rewritten = True
+    _DONE[op] = new_op
+    return new_op
+
+
+class ScanInnerGraphRewriter(GraphRewriter):
+    """Replace every ``Scan`` by one whose body is rewritten (see the module docstring)."""
+
+    name = "scan_inner_graph"
+
+    def add_requirements(self, fgraph):
+        super().add_requirements(fgraph)
+        fgraph.attach_feature(ReplaceValidate())
+
+    def apply(self, fgraph):
+        changed = False
+        for node in fgraph.toposort():
+            if not isinstance(node.op, Scan) or getattr(node.op, "_inner_rewritten", False):
+                continue
+            new_op = scan_with_rewritten_body(node.op)
+            if new_op is node.op:
+                continue
+            try:
+                new_node = new_op.make_node(*node.inputs)
+            except (TypeError, ValueError):
+                continue  # the rewritten body no longer fits the loop's inputs: keep the old one
+            pairs = [(o, n) for o, n in zip(node.outputs, new_node.outputs)]
+            try:
+                fgraph.replace_all_validate(pairs, reason=self.name)
+            except (InconsistencyError, TypeError):
+                continue
+            changed = True
+        return changed
+
+
+__all__ = ["ScanInnerGraphRewriter", "scan_with_rewritten_body"]
