@@ -27,9 +27,16 @@ def test_there_are_four_tutorials_with_prose():
         nb = nbformat.read(TUTORIALS / f"{name}.ipynb", as_version=4)
         prose = sum(len(c.source) for c in nb.cells if c.cell_type == "markdown")
         assert prose > 800, f"{name} has little prose ({prose} characters)"
-        assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), (
-            f"{name} is committed with outputs; clear them"
+        # Committed with their outputs, so they read well on a code host: without errors,
+        # and without paths of the machine that ran them.
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert sum(1 for c in code if c.get("outputs")) >= len(code) // 2, (
+            f"{name} is committed without its outputs; run it and save it"
         )
+        outputs = [o for c in code for o in c.get("outputs", [])]
+        assert not [o for o in outputs if o.output_type == "error"], f"{name} is saved with an error"
+        text = nbformat.writes(nb)
+        assert "/tmp/" not in text and str(TUTORIALS.parent) not in text, f"{name} holds a local path"
 
 
 @pytest.mark.parametrize("name", NAMES)
