@@ -24,12 +24,23 @@ L2 = 0.01
 
 
 def _csr(quick, seed):
+    """A CSR matrix at 0.1% density with uniformly placed entries.
+
+    Built row by row from sampled column indices: ``scipy.sparse.random``
+    draws positions out of all rows x cols cells, which at 100,000 x 50,000
+    needs a 37 GiB index array.
+    """
     import scipy.sparse
 
     rows, cols = (2_000, 1_000) if quick else (100_000, 50_000)
-    return scipy.sparse.random(
-        rows, cols, density=0.001, format="csr", dtype=np.float64, random_state=seed
-    )
+    r = np.random.default_rng(seed)
+    per_row = max(1, round(cols * 0.001))
+    indices = np.sort(r.integers(0, cols, size=(rows, per_row)), axis=1)
+    data = r.random((rows, per_row))
+    indptr = np.arange(0, rows * per_row + 1, per_row)
+    X = scipy.sparse.csr_matrix((data.ravel(), indices.ravel(), indptr), shape=(rows, cols))
+    X.sum_duplicates()  # a column drawn twice in a row becomes one entry
+    return X
 
 
 def data_sparse_dot(quick):
