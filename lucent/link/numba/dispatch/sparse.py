@@ -233,25 +233,8 @@ def numba_funcify_SparseFromDense(op, node, **kwargs):
 
     @numba_njit
     def sparse_from_dense(x):
+        data, indices, indptr = _compress_dense(x, is_csr)
         n_rows, n_cols = x.shape[0], x.shape[1]
-        n_major, n_minor = (n_rows, n_cols) if is_csr else (n_cols, n_rows)
-        nnz = 0
-        for i in range(n_rows):
-            for j in range(n_cols):
-                if x[i, j] != 0:
-                    nnz += 1
-        data = np.empty(nnz, x.dtype)
-        indices = np.empty(nnz, np.int32)
-        indptr = np.zeros(n_major + 1, np.int32)
-        pos = 0
-        for a in range(n_major):
-            for b in range(n_minor):
-                v = x[a, b] if is_csr else x[b, a]
-                if v != 0:
-                    data[pos] = v
-                    indices[pos] = b
-                    pos += 1
-            indptr[a + 1] = pos
         return build(data, indices, indptr, (np.intp(n_rows), np.intp(n_cols)))
 
     return sparse_from_dense
