@@ -38,6 +38,7 @@ LAYERS = {
     "scalar": 2,
     "gradient": 2,
     "sparse": 2,
+    "typed_list": 2,
     "assumptions": 2,
     "misc": 2,
     "raise_op": 2,
@@ -62,9 +63,8 @@ NOTEBOOK = 6
 EXCEPTIONS = {
     # PyTensor's module paths: the name lives above, PyTensor users import it here.
     ("lucent.compile.debug.debugmode", "lucent.debugmode"): "PyTensor's path of DebugMode",
-    ("lucent.compile.nanguardmode", "lucent.debugmode.describe"): (
-        "NanGuardMode names the node that made a NaN with DebugMode's node description"
-    ),
+    ("lucent.compile.nanguardmode", "lucent.debugmode.nanguard"): "PyTensor's path of NanGuardMode",
+    ("lucent.compile.debug.nanguardmode", "lucent.debugmode.nanguard"): "PyTensor's path of NanGuardMode",
     ("lucent.tensor.sharedvar", "lucent.compile.sharedvalue"): (
         "PyTensor's path of the tensor shared constructor; SharedVariable lives in compile"
     ),

@@ -15,17 +15,10 @@ import copy
 
 import numpy as np
 
+from lucent.compile.call_plan import CallPlan, aliasable_input_groups
 from lucent.compile.watch import notify_container_changed, register_function
-from lucent.graph.basic import Constant, Variable
+from lucent.graph.basic import Variable
 from lucent.link.basic import Container
-
-def _aliases(a, b):
-    if a is b:
-        return a is not None
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
-        return np.may_share_memory(a, b)
-    return False
-
 
 def _copy_value(value):
     if isinstance(value, np.ndarray):
@@ -79,11 +72,15 @@ class Function:
     Keys are positions in the input list, input names, or Variables.
     """
 
-    def __init__(self, maker, input_storage, thunk, output_cells):
+    def __init__(self, maker, input_storage, linked, output_cells, plan=None):
         self.maker = maker
         self.input_storage = list(input_storage)
-        self.fn = thunk
+        #: The ``Linked`` graph (``lucent.link.basic``): what runs, and its storage.
+        self.linked = linked
+        self.fn = linked
         self.output_storage = output_cells
+        #: What each call copies (``lucent.compile.call_plan``).
+        self.plan = plan if plan is not None else CallPlan(maker, reuses_buffers=linked.program is None)
         self.inputs = maker.inputs
         self.outputs = maker.outputs
         self.unpack_single = maker.unpack_single
@@ -99,9 +96,6 @@ class Function:
         self._updates = [
             (maker.update_inputs[j], output_cells[self._n_out + j])
             for j in range(len(maker.update_inputs))
-        ]
-        self._computed_updates = [
-            o.owner is not None for o in fgraph.outputs[self._n_out :]
         ]
         self._positional = [k for k, i in enumerate(self.inputs) if not i.implicit]
         self._by_name = {}
@@ -126,16 +120,7 @@ class Function:
             if inp.name is not None:
                 self._finder.setdefault(inp.name, c)
         self._inv_finder = {id(c): inp for inp, c in zip(self.inputs, self.input_storage)}
-        self._potential_aliased_input_groups = _aliasable_input_groups(self.inputs)
-        if not hasattr(thunk, "allow_gc"):
-            thunk.allow_gc = _linker_allow_gc(maker)
-        self._constant_data = [v.data for v in fgraph.variables if isinstance(v, Constant)]
-        self._fresh_outputs = [
-            o.owner is not None
-            and not (o.owner.op.view_map or {}).get(o.index)
-            and not (o.owner.op.destroy_map or {}).get(o.index)
-            for o in fgraph.outputs[: self._n_out]
-        ]
+        self._potential_aliased_input_groups = self.plan.aliasable_input_groups
         register_function(self)
 
     # --- access to inputs --------------------------------------------------------
@@ -182,9 +167,14 @@ class Function:
         return self.fn
 
     @property
-    def debug_report(self):
-        """The ``DebugReport`` of the last call under DebugMode (``None`` in other modes)."""
-        return getattr(self.fn, "debug_report", None)
+    def report(self):
+        """What the linker reported about the last call (``Linked.report``), or ``None``.
+
+        Under DebugMode, the call's ``DebugReport``.
+        """
+        return self.linked.report
+
+    debug_report = report
 
     def get_shared(self):
         """The shared variables this function uses."""
@@ -318,63 +308,34 @@ class Function:
                 kept.append(k)
 
     def _collect_outputs(self, cells):
-        """Output values, copied unless borrowed (never aliasing inputs or each other)."""
-        outs = []
-        inputs_now = [c[0] for c in cells]
-        release = []
-        guarded = self._unborrowed_arguments(cells)
+        """Output values, copied where the call plan says; and the cells handed to the caller."""
+        outs, release = [], []
+        plan = self.plan
         for j in range(self._n_out):
             cell = self.output_storage[j]
             value = cell[0]
-            if self.outputs[j].borrow:
-                # A borrowed output may be internal memory, but never the
-                # caller's own argument unless the input was borrowed too.
-                if value is not None and any(_aliases(value, v) for v in guarded):
+            if value is not None:
+                if plan.copy_output[j]:
                     value = _copy_value(value)
-            elif value is not None:
-                if (
-                    not self._fresh_outputs[j]
-                    or any(_aliases(value, v) for v in inputs_now)
-                    or any(_aliases(value, v) for v in outs)
-                    or any(_aliases(value, v) for v in self._constant_data)
-                ):
-                    value = _copy_value(value)
-                else:
+                elif plan.release_output[j]:
                     release.append(cell)
             outs.append(value)
         return outs, release
 
-    def _unborrowed_arguments(self, cells):
-        return [
-            cells[k][0]
-            for k, inp in enumerate(self.inputs)
-            if not inp.borrow and not inp.shared and not inp.implicit and cells[k][0] is not None
-        ]
-
     def _collect_updates(self, cells, outputs):
-        """New values for updated inputs, copied when they alias anything else.
+        """New values for updated inputs, copied where the call plan says.
 
-        The input's own current value is not "anything else": an update
-        computed in place lives in the buffer it replaces, and keeping it
-        there is the point of computing it in place.
+        An update computed in place lives in the buffer it replaces, and
+        keeping it there is the point of computing it in place.
         """
-        result = []
-        inputs_now = [c[0] for c in cells]
-        others = list(outputs) + self._constant_data
-        # An updated input whose new value is not in its old buffer lets go
-        # of that buffer: another update may take it without a copy.
-        released = {
-            k for k, cell in self._updates if not _aliases(cell[0], inputs_now[k])
-        }
-        for (k, cell), computed in zip(self._updates, self._computed_updates):
-            value = cell[0]
-            if any(
-                _aliases(value, v) for j, v in enumerate(inputs_now) if j != k and j not in released
-            ) or any(_aliases(value, v) for v in others):
-                value = _copy_value(value)
-            result.append((k, value))
-            others.append(value)
-            if computed:
+        plan = self.plan
+        result = [
+            (k, _copy_value(cell[0]) if plan.copy_update[u] else cell[0])
+            for u, (k, cell) in enumerate(self._updates)
+        ]
+        # Released only after all were read: two updates may share one cell.
+        for u, (k, cell) in enumerate(self._updates):
+            if plan.release_update[u]:
                 cell[0] = None
         return result
 
@@ -470,7 +431,7 @@ class Function:
     def _share_graph(self, containers, name):
         fgraph = self.maker.fgraph
         own = set(fgraph.inputs) | set(fgraph.outputs)
-        storage_map = getattr(self.fn, "storage_map", None) or {}
+        storage_map = self.linked.storage_map
         shared_cells = {var: cell for var, cell in storage_map.items() if var not in own}
         fn = self.maker.create(containers, storage_map=shared_cells)
         fn.name = name if name is not None else (f"{self.name} copy" if self.name else None)
@@ -489,7 +450,7 @@ class Function:
         Defaults, state and shared values stay; only what the next call
         recomputes or must be given again is released.
         """
-        storage_map = getattr(self.fn, "storage_map", {})
+        storage_map = self.linked.storage_map
         inputs = set(self.maker.fgraph.inputs)
         for var, cell in storage_map.items():
             if var.owner is not None and var not in inputs:
@@ -522,38 +483,8 @@ class Function:
         return graph_html(self.maker.fgraph, header)
 
 
-def _aliasable_input_groups(inputs):
-    """Positions of inputs whose arguments might be views of each other, grouped.
-
-    Only inputs the function may keep or overwrite (``borrow``) count; a
-    shared variable's memory is lucent's own, so it cannot be aliased by a
-    caller. Two inputs are in one group when a value of one type could be a
-    value of the other (one type ``is_super`` of the other).
-    """
-    groups = []
-    for k, inp in enumerate(inputs):
-        type_ = inp.variable.type
-        if not inp.borrow or inp.shared or not hasattr(type_, "may_share_memory"):
-            continue
-        for group in groups:
-            if any(
-                type_.is_super(inputs[j].variable.type) or inputs[j].variable.type.is_super(type_)
-                for j in group
-            ):
-                group.append(k)
-                break
-        else:
-            groups.append([k])
-    return tuple(tuple(g) for g in groups if len(g) > 1)
-
-
-def _linker_allow_gc(maker):
-    allow_gc = getattr(maker.linker, "allow_gc", None)
-    if allow_gc is None:
-        from lucent.configdefaults import config
-
-        allow_gc = config.allow_gc
-    return bool(allow_gc)
+#: The name this module had for it (pickles and older code import it from here).
+_aliasable_input_groups = aliasable_input_groups
 
 
 def _is_shared(value):

@@ -1,17 +1,15 @@
 """A low-overhead ``Function.__call__`` for graphs compiled into one function.
 
 ``Function.__call__`` is general: it binds keyword arguments, stores each
-value in its container, runs a thunk that reads the containers, and checks
-every output for aliasing at run time. When the linker produced a single
+value in its container, runs the linked graph that reads the containers,
+and copies what the call plan says. When the linker produced a single
 compiled callable (the Numba linker's ``GraphProgram``), almost all of
 that can be decided once, when the function is made:
 
 * which arguments go to the compiled function, in which order, and which
   values come from shared variables' cells;
-* which outputs must be copied (an output that is an input or a constant,
-  a view of one, or the same buffer as an earlier output), and which
-  update values must be copied (they would alias another input or a
-  returned output) - from the graph's ``view_map``/``destroy_map``;
+* which outputs and update values are copied: the function's ``CallPlan``
+  (``lucent.compile.call_plan``), the same plan the general call follows;
 * how to check an argument: a value that is already an ndarray of the
   exact dtype and rank (and matching static shape) is used as is, anything
   else goes through ``Type.filter`` (with the usual error messages).
@@ -20,7 +18,7 @@ that can be decided once, when the function is made:
 specialised to one Function and returns a ``Function`` subclass using it.
 Calls it does not cover (keyword arguments, omitted arguments with
 defaults, ``output_subset``) go through the general ``Function.__call__``,
-which uses the linker's thunk and keeps every semantic. The generated call
+which runs the ``Linked`` graph and keeps every semantic. The generated call
 keeps the same promises: updates are written only after every output and
 update value was computed, so a call that raises changes nothing.
 """
@@ -28,22 +26,6 @@ update value was computed, so a call that raises changes nothing.
 from __future__ import annotations
 
 import numpy as np
-
-from lucent.graph.basic import Constant
-
-
-def _alias_root(var):
-    """The variable whose memory ``var`` may share, following ``view_map``/``destroy_map``."""
-    seen = 0
-    while var.owner is not None and seen < 10000:
-        op = var.owner.op
-        idx = var.owner.outputs.index(var)
-        mapped = (op.view_map or {}).get(idx) or (op.destroy_map or {}).get(idx)
-        if not mapped:
-            return var
-        var = var.owner.inputs[mapped[0]]
-        seen += 1
-    return var
 
 
 def _filter_condition(name, type_):
@@ -59,7 +41,7 @@ def _filter_condition(name, type_):
     return " and ".join(parts)
 
 
-def make_fast_function_class(base, maker, program, input_storage):
+def make_fast_function_class(base, maker, program, input_storage, plan):
     """A subclass of ``base`` whose ``__call__`` runs ``program`` directly, or ``None``.
 
     ``None`` when the function's inputs need the general call on every call
@@ -80,9 +62,7 @@ def make_fast_function_class(base, maker, program, input_storage):
         if isinstance(inp.value, Container) or hasattr(inp.value, "container"):
             return None
 
-    from lucent.compile.executor import _aliasable_input_groups
-
-    if _aliasable_input_groups(inputs):
+    if plan.aliasable_input_groups:
         return None  # arguments must be checked for aliasing on every call
     n_out = len(maker.outputs)
     from lucent.link.numba.linker import annotate_graph_error
@@ -159,53 +139,19 @@ def make_fast_function_class(base, maker, program, input_storage):
         ns[f"_const{p}"] = what
         return f"_const{p}"
 
-    roots = [_alias_root(v) for v in fgraph.outputs]
-    graph_inputs = set(fgraph.inputs)
-    returned_roots = set()  # roots of outputs returned without a copy
     out_names = []
     for j in range(n_out):
         expr = source_of(j)
-        root = roots[j]
-        borrowed = maker.outputs[j].borrow
-        external = root in graph_inputs or isinstance(root, Constant)
-        # A borrowed output may not hand the caller's own argument back
-        # unless that input was declared ``In(borrow=True)``.
-        owner_input = inputs[fgraph.inputs.index(root)] if root in graph_inputs else None
-        caller_owned = owner_input is not None and not (
-            owner_input.borrow or owner_input.shared or owner_input.implicit
-        )
-        if caller_owned or (not borrowed and (external or root in returned_roots)):
+        if plan.copy_output[j]:
             expr = f"_copy({expr})"
-        else:
-            returned_roots.add(root)
         lines.append(f"    o{j} = {expr}")
         out_names.append(f"o{j}")
 
-    # An input whose update gives it a buffer of its own lets go of its old
-    # buffer, so another update may take that buffer without a copy (two
-    # shared variables swapping values copy nothing).
-    update_roots = {fgraph.inputs[k]: roots[n_out + u] for u, k in enumerate(maker.update_inputs)}
-
-    def moves_away(var):
-        return var in update_roots and update_roots[var] is not var
-
     update_lines = []
-    written_roots = set()
     for u, k in enumerate(maker.update_inputs):
-        p = n_out + u
-        expr = source_of(p)
-        root = roots[p]
-        own = root is fgraph.inputs[k]
-        if own:
-            pass  # the input itself, or computed in its own buffer
-        elif (
-            (root in graph_inputs and not moves_away(root))
-            or isinstance(root, Constant)
-            or root in returned_roots
-            or root in written_roots
-        ):
+        expr = source_of(n_out + u)
+        if plan.copy_update[u]:
             expr = f"_copy({expr})"
-        written_roots.add(root)
         ns[f"_cell{k}"] = input_storage[k].storage
         lines.append(f"    u{u} = {expr}")
         update_lines.append(f"    _cell{k}[0] = u{u}")

@@ -4,7 +4,9 @@ Compiling happens once, in ``FunctionMaker``: check the inputs, build a
 ``FunctionGraph`` over the outputs *and* the update expressions, rewrite it
 for the mode and hand it to the mode's linker. The graph's outputs are the
 user's outputs followed by one update expression per updated input
-(``fgraph.update_mapping`` says which).
+(``fgraph.update_mapping`` says which). The linker's ``link`` returns a
+``Linked`` (``lucent.link.basic``), the only thing read from it; what each
+call copies is decided once, by the ``CallPlan`` (``lucent.compile.call_plan``).
 
 ``Function`` (in ``lucent.compile.executor``, re-exported here) then owns
 the run-time state: one ``Container`` per input (a
@@ -29,7 +31,8 @@ from lucent.compile.mode import get_mode
 from lucent.graph.basic import Constant
 from lucent.graph.fg import FunctionGraph, InconsistencyError, MissingInputError
 from lucent.graph.traversal import ancestors, graph_inputs, io_toposort
-from lucent.compile.shared_update_guard import SharedUpdateGuard, precheck_shared_writes
+from lucent.compile.call_plan import CallPlan
+from lucent.compile.shared_update_guard import SharedUpdateGuard
 from lucent.link.basic import Container
 
 
@@ -268,19 +271,19 @@ class FunctionMaker:
             given = input_storage[k] if input_storage is not None else None
             containers.append(self._container_for(inp, given))
         progress.stage("linking")
-        thunk, _, output_cells = self.linker.make_thunk(
-            input_storage=[c.storage for c in containers], storage_map=storage_map
-        )
-        output_cells = [c.storage for c in output_cells]
-        precheck_shared_writes(self.fgraph, thunk)
+        linked = self.linker.link(input_storage=[c.storage for c in containers], storage_map=storage_map)
+        output_cells = [c.storage for c in linked.outputs]
+        plan = CallPlan(self, reuses_buffers=linked.program is None)
         builder = self.function_builder
-        program = getattr(thunk, "program", None)
-        if program is not None and builder is Function:
+        if linked.program is not None and builder is Function:
             # One compiled callable: use a call specialised to this function.
             from lucent.compile.fast_call import make_fast_function_class
 
-            builder = make_fast_function_class(Function, self, program, containers) or builder
-        fn = builder(self, containers, thunk, output_cells)
+            builder = make_fast_function_class(Function, self, linked.program, containers, plan) or builder
+        if builder is Function or isinstance(builder, type) and issubclass(builder, Function):
+            fn = builder(self, containers, linked, output_cells, plan)
+        else:
+            fn = builder(self, containers, linked, output_cells)
         fn.name = self.name
         fn.trust_input = self.trust_input
         return fn

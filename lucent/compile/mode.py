@@ -13,7 +13,7 @@ The predefined modes are
   rather than pretending otherwise;
 * ``DebugMode`` (alias ``DEBUG_MODE``): every node on both paths, checked
   (``lucent.debugmode``); ``NanGuardMode``: FAST_RUN that names the first
-  node producing NaN/Inf (``lucent.compile.nanguardmode``). Both are made
+  node producing NaN/Inf (``lucent.debugmode.nanguard``). Both are made
   on first use, so importing lucent imports neither them nor numba.
 
 An optimizer name (``"fast_run"``, ``"fast_compile"``, ``"merge"``) stands
@@ -342,7 +342,7 @@ predefined_modes["PY"] = Mode(linker="py", optimizer="fast_run", name="PY")
 _LAZY_MODES = {
     "DebugMode": ("lucent.debugmode.mode", "DebugMode"),
     "DEBUG_MODE": ("lucent.debugmode.mode", "DebugMode"),
-    "NanGuardMode": ("lucent.compile.nanguardmode", "NanGuardMode"),
+    "NanGuardMode": ("lucent.debugmode.nanguard", "NanGuardMode"),
 }
 
 

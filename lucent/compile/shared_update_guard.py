@@ -26,15 +26,14 @@ class SharedUpdateGuard(Feature):
        else, so the in-place rewrite is undone);
     2. every writer runs after every node that is not a writer
        (``orderings``): once a shared buffer was written, only writers run;
-    3. before the first writer runs, all writers' input shapes are checked
-       (``precheck_shared_writes``), and an element-wise writer with the
+    3. before the first writer runs, every linker checks the shapes all
+       writers need to agree (``lucent.link.shared_writes``, from each op's
+       ``inplace_shape_constraints``), and an element-wise writer with the
        right shapes cannot fail (it checks before writing and computes into
        temporaries or with a floating point ``out=``).
 
     Not covered: a second writer whose implementation raises for
-    particular *values* after a first one wrote, and linkers without
-    per-node thunks (they must check ``fgraph.shared_buffer_writers()``'s
-    shapes themselves).
+    particular *values* after a first one wrote.
     """
 
     def __init__(self, shared_inputs=()):
@@ -111,44 +110,4 @@ def _descendants(fgraph, node):
     return seen
 
 
-def precheck_shared_writes(fgraph, run):
-    """Check every shared-buffer writer's inputs before the first one writes.
-
-    For linkers exposing per-node thunks (``run.thunks`` / ``run.order``,
-    as the Python linker does) the first writer's thunk is wrapped. An
-    ``Elemwise`` writer's shapes are checked; another op can take part by
-    defining ``check_inputs(node, input_values)``, raising on bad inputs.
-    """
-    writers = getattr(fgraph, "shared_buffer_writers", lambda: {})()
-    thunks = getattr(run, "thunks", None)
-    order = getattr(run, "order", None)
-    if len(writers) < 2 or thunks is None or order is None:
-        return
-    from lucent.tensor.elemwise import Elemwise, _check_runtime_shapes
-
-    positions = [k for k, node in enumerate(order) if node in writers]
-    checks = []
-    for k in positions:
-        node, cells = thunks[k].node, getattr(thunks[k], "inputs", None)
-        check = _check_runtime_shapes if isinstance(node.op, Elemwise) else getattr(
-            node.op, "check_inputs", None
-        )
-        if check is not None and cells is not None:
-            checks.append((check, node, cells))
-    if not checks:
-        return
-    first = positions[0]
-    inner = thunks[first]
-
-    def checked_first_writer():
-        for check, node, cells in checks:
-            check(node, [c[0] for c in cells])
-        inner()
-
-    checked_first_writer.node = inner.node
-    checked_first_writer.inputs = getattr(inner, "inputs", None)
-    checked_first_writer.outputs = getattr(inner, "outputs", None)
-    thunks[first] = checked_first_writer
-
-
-__all__ = ["SharedUpdateGuard", "precheck_shared_writes"]
+__all__ = ["SharedUpdateGuard"]

@@ -19,7 +19,7 @@ showed it has been fully checked (the other problems of that node are in
 the error's ``report``); rewrite problems are raised after the last node.
 ``on_error="report"`` never raises for a problem: it finishes the call and
 returns the reference results. Either way the call's ``DebugReport`` is
-``thunk.debug_report``, ``linker.last_report`` and ``fn.debug_report``.
+``Linked.report``, ``linker.last_report`` and ``fn.debug_report``.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ import time
 
 from lucent.configdefaults import config
 from lucent.graph.basic import Constant
-from lucent.link.basic import Container, Linker, make_storage_map
+from lucent.link.basic import Linked, Linker, containers_of, make_storage_map
 from lucent.link.python.branches import BranchPlan, branches_of, guard_checks, guard_holds, has_branches
+from lucent.link.shared_writes import check_constraints, shared_write_constraints
 
 from lucent.debugmode.describe import Origins
 from lucent.debugmode.node_check import NodeCheck
@@ -102,10 +103,11 @@ class DebugLinker(Linker):
         return new
 
     # ------------------------------------------------------------------
-    def make_thunk(self, input_storage=None, output_storage=None, storage_map=None):
+    def link(self, input_storage=None, output_storage=None, storage_map=None):
+        """The graph linked for checking; each call leaves its ``DebugReport`` in ``Linked.report``."""
         fgraph = self.fgraph
         if fgraph is None:
-            raise RuntimeError("DebugLinker.make_thunk called before accept(fgraph)")
+            raise RuntimeError("DebugLinker.link called before accept(fgraph)")
         order = fgraph.toposort()
         # Only the taken branches' nodes run (``lucent.link.python.branches``).
         plan = BranchPlan(fgraph, order) if has_branches(order) else None
@@ -156,6 +158,8 @@ class DebugLinker(Linker):
             for check in (check_of[node] for node in order)
         ]
         guards = guard_checks(plan, storage_map) if plan is not None else [None] * len(steps)
+        writes = shared_write_constraints(fgraph, order)
+        first_writer, write_pairs = writes if writes is not None else (None, ())
         linker = self
         raise_first = self.on_error == "raise"
         check_nan = self.check_nan
@@ -164,7 +168,7 @@ class DebugLinker(Linker):
             report = DebugReport(len(checks), [
                 (c.node, c.reference_only_reason) for c in checks if c.kernel is None
             ])
-            run.debug_report = report
+            linked.report = report
             linker.last_report = report
             # The call's inputs, so a view can show this call's values later without calling again.
             report.inputs = [v.copy() if hasattr(v, "copy") else v for v in (cell[0] for cell in input_cells)]
@@ -185,6 +189,8 @@ class DebugLinker(Linker):
                         skipped.update(check.node.outputs)
                         continue
                     ran.update(check.node.outputs)
+                    if check.node is first_writer:
+                        check_constraints(write_pairs, lambda node: [storage_map[v] for v in node.inputs])
                     values = [cell[0] for cell in in_cells]
                     flags = None
                     if check_nan:
@@ -230,7 +236,7 @@ class DebugLinker(Linker):
                 report.reference_only = [
                     (c.node, c.reference_only_reason) for c in checks if c.kernel is None
                 ]
-                if run.allow_gc:
+                if linked.allow_gc:
                     for cell in scratch:
                         cell[0] = None
                 for check in checks:
@@ -241,15 +247,13 @@ class DebugLinker(Linker):
                     else:  # it raised: its node records must not count
                         profile.abort_call()
 
-        run.debug_report = None
-        # As for the VM: False keeps the intermediate values until ``Function.free()``.
-        run.allow_gc = bool(config.allow_gc)
-        run.storage_map = storage_map
-        run.order = order
-        run.checks = checks
-        inputs = [Container(v, cell) for v, cell in zip(fgraph.inputs, input_cells)]
-        outputs = [Container(v, cell, readonly=True) for v, cell in zip(fgraph.outputs, output_cells)]
-        return run, inputs, outputs
+        inputs, outputs = containers_of(fgraph, input_cells, output_cells)
+        # As for the VM: allow_gc False keeps the intermediate values until ``Function.free()``.
+        linked = Linked(
+            run, inputs, outputs, storage_map=storage_map, allow_gc=bool(config.allow_gc),
+            order=order, details={"checks": checks},
+        )
+        return linked
 
 
 

@@ -104,6 +104,16 @@ class Op:
     def prepare_node(self, node, storage_map=None, compute_map=None, impl=None):
         """Hook run once per node before it is linked."""
 
+    def inplace_shape_constraints(self, node):
+        """Pairs ``((i, d), (j, e))`` of input dimensions that must have equal lengths.
+
+        Declared by ops that overwrite an input (``destroy_map``) and can
+        fail on mismatched shapes, so that a linker can check every
+        in-place update of shared variables before the first one writes
+        (``lucent.link.shared_writes``). None by default.
+        """
+        return []
+
     def get_params(self, node):
         params_type = getattr(self, "params_type", None)
         if params_type is None:

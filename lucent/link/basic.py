@@ -11,9 +11,15 @@ while the linker reads and writes the raw cell directly.
 
 A ``Linker`` turns a ``FunctionGraph`` into something callable. It is used in
 two steps: ``linker.accept(fgraph)`` returns a linker bound to that graph,
-and ``make_thunk(input_storage, output_storage)`` returns a zero-argument
-callable that reads the input cells and fills the output cells, together
-with the containers for those cells.
+and ``link(input_storage, output_storage)`` returns a ``Linked``: the one
+object a compiler reads. It is callable (one call runs the graph: it reads
+the input cells and fills the output cells) and declares everything else a
+compiler or a tool may need: the input and output containers, the storage
+map, whether intermediates are freed, the per-node thunks and their order
+(node-by-node linkers), the compiled program (linkers compiling the whole
+graph into one callable), and the linker's report of the last call.
+PyTensor's ``make_thunk`` is ``link`` returned as the triple
+``(linked, inputs, outputs)``.
 """
 
 from __future__ import annotations
@@ -115,12 +121,92 @@ class Container:
         return result
 
 
+class Linked:
+    """What a linker made of one graph: the only object a compiler reads from a linker.
+
+    Calling it runs the graph once. Attributes:
+
+    inputs, outputs
+        One ``Container`` per graph input / output, around the cells the
+        run reads and fills.
+    storage_map
+        ``{variable: cell}`` for every variable the run keeps a cell for
+        (``Function.free`` and ``fn.vm.storage_map`` read it).
+    allow_gc
+        Whether the caller may drop computed values after a call; setting
+        it to ``False`` (``fn.vm.allow_gc = False``) keeps them until
+        ``Function.free()``.
+    thunks, order
+        The per-node thunks and the nodes they run, for node-by-node
+        linkers (``None`` when the graph runs as one compiled unit).
+    program
+        The one compiled callable of the whole graph and how to call it
+        (the Numba linker's ``GraphProgram``), or ``None``: a compiler may
+        call it directly instead of going through ``run``.
+    report
+        What the linker says about the last call (DebugMode's
+        ``DebugReport``), or ``None``. The run may replace it on each call.
+    details
+        Anything else a linker wants to show about its work (read by
+        tools, never by the compiler), e.g. ``branch_plan``.
+    """
+
+    __slots__ = (
+        "run", "inputs", "outputs", "storage_map", "allow_gc", "thunks", "order", "program",
+        "report", "details", "__weakref__",
+    )
+
+    def __init__(self, run, inputs, outputs, storage_map=None, allow_gc=True, thunks=None,
+                 order=None, program=None, report=None, details=None):
+        self.run = run
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.storage_map = {} if storage_map is None else storage_map
+        self.allow_gc = bool(allow_gc)
+        self.thunks = thunks
+        self.order = order
+        self.program = program
+        self.report = report
+        self.details = dict(details or {})
+
+    def __call__(self):
+        return self.run()
+
+    def __getattr__(self, name):
+        # PyTensor's VM attributes that lucent keeps as details (``compute_map``...).
+        details = object.__getattribute__(self, "details")
+        if name in details:
+            return details[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __repr__(self):
+        kind = "program" if self.program is not None else f"{len(self.thunks or ())} thunks"
+        return f"<Linked: {len(self.inputs)} inputs, {len(self.outputs)} outputs, {kind}>"
+
+
+def containers_of(fgraph, input_cells, output_cells):
+    """The input and output Containers of a linked graph (outputs read-only)."""
+    inputs = [Container(v, cell) for v, cell in zip(fgraph.inputs, input_cells)]
+    outputs = [Container(v, cell, readonly=True) for v, cell in zip(fgraph.outputs, output_cells)]
+    return inputs, outputs
+
+
+def default_allow_gc(allow_gc):
+    """``allow_gc``, or ``config.allow_gc`` when it is ``None``."""
+    if allow_gc is None:
+        from lucent.configdefaults import config
+
+        allow_gc = config.allow_gc
+    return bool(allow_gc)
+
+
 class Linker:
     """Base class of linkers (see module docstring).
 
-    Subclasses implement ``accept`` and ``make_thunk``. ``make_function``
-    is a convenience for tests: a plain Python callable over the graph's
-    inputs that returns the outputs' values.
+    Subclasses implement ``accept`` and ``link`` (or, as PyTensor's
+    linkers do, ``make_thunk``: ``link`` then wraps what it returns).
+    ``make_function`` is a convenience for tests: a plain Python callable
+    over the graph's inputs that returns the outputs' values.
     """
 
     fgraph = None
@@ -147,9 +233,29 @@ class Linker:
             state[name] = None
         return state
 
+    def link(self, input_storage=None, output_storage=None, storage_map=None):
+        """The bound graph linked on these cells: a ``Linked``.
+
+        The default serves linkers that only implement PyTensor's
+        ``make_thunk``: their thunk becomes the run, with nothing else
+        declared.
+        """
+        if type(self).make_thunk is Linker.make_thunk:
+            raise NotImplementedError(f"{type(self).__name__} implements neither link nor make_thunk")
+        thunk, inputs, outputs = self.make_thunk(input_storage, output_storage, storage_map)
+        if isinstance(thunk, Linked):
+            return thunk
+        return Linked(
+            thunk, inputs, outputs, storage_map=storage_map,
+            allow_gc=default_allow_gc(getattr(self, "allow_gc", None)),
+        )
+
     def make_thunk(self, input_storage=None, output_storage=None, storage_map=None):
-        """Return ``(thunk, input_containers, output_containers)``."""
-        raise NotImplementedError()
+        """Return ``(thunk, input_containers, output_containers)`` (the thunk is the ``Linked``)."""
+        if type(self).link is Linker.link:
+            raise NotImplementedError(f"{type(self).__name__} implements neither link nor make_thunk")
+        linked = self.link(input_storage, output_storage, storage_map)
+        return linked, linked.inputs, linked.outputs
 
     def clone(self, allow_gc=None):
         new = copy.copy(self)
@@ -248,7 +354,7 @@ def make_storage_map(fgraph, order, input_storage, output_storage, storage_map):
     return storage_map
 
 
-__all__ = ["Container", "JITLinker", "Linker", "make_storage_map"]
+__all__ = ["Container", "JITLinker", "Linked", "Linker", "containers_of", "make_storage_map"]
 
 
 class WrapLinker(Linker):
@@ -288,9 +394,9 @@ class WrapLinker(Linker):
     def pre(self, linker, inputs, order, thunk_groups):
         """Called before the nodes of each call run (nothing by default)."""
 
-    def make_thunk(self, input_storage=None, output_storage=None, storage_map=None):
+    def link(self, input_storage=None, output_storage=None, storage_map=None):
         if self.fgraph is None:
-            raise RuntimeError("WrapLinker.make_thunk called before accept(fgraph)")
+            raise RuntimeError("WrapLinker.link called before accept(fgraph)")
         for linker in self.linkers:
             if not hasattr(linker, "make_all"):
                 raise TypeError(
@@ -323,13 +429,12 @@ class WrapLinker(Linker):
             for i, (node, thunks) in enumerate(zip(order, thunk_groups)):
                 wrapper(fgraph, i, node, *thunks)
 
-        run.thunk_groups = thunk_groups
-        run.order = order
-        inputs = [Container(v, cell) for v, cell in zip(fgraph.inputs, input_cells[0])]
-        outputs = [
-            Container(v, cell, readonly=True) for v, cell in zip(fgraph.outputs, built[0][2])
-        ]
-        return run, inputs, outputs
+        inputs, outputs = containers_of(fgraph, input_cells[0], built[0][2])
+        return Linked(
+            run, inputs, outputs, storage_map=storage_maps[0],
+            allow_gc=default_allow_gc(getattr(self.linkers[0], "allow_gc", None)),
+            order=order, details={"thunk_groups": thunk_groups},
+        )
 
 
 def __getattr__(name):

@@ -71,7 +71,7 @@ class VMLinker(PythonLinker):
         if self.callback is None and self.callback_input is None:
             return run, input_cells, output_cells, thunks, order, storage_map
         callback, callback_input = self.callback, self.callback_input
-        compute_map = getattr(run, "compute_map", None)
+        compute_map = self._details.get("compute_map")
         if callback is not None:
             for i, (node, thunk) in enumerate(zip(order, thunks)):
                 thunks[i] = _with_callback(thunk, node, callback, storage_map, compute_map)
@@ -84,9 +84,6 @@ class VMLinker(PythonLinker):
                     callback_input(var, storage_map[var][0])
             inner()
 
-        for name in ("thunks", "order", "storage_map", "compute_map", "branch_plan"):
-            if hasattr(inner, name):
-                setattr(call, name, getattr(inner, name))
         return call, input_cells, output_cells, thunks, order, storage_map
 
 

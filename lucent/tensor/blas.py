@@ -147,8 +147,12 @@ class Gemm(Op):
         shape = (_merge_dim(Z.type.shape[0], X.type.shape[0]), _merge_dim(Z.type.shape[1], Y.type.shape[1]))
         return Apply(self, [Z, alpha, X, Y, beta], [TensorType(Z.type.dtype, shape)()])
 
+    def inplace_shape_constraints(self, node):
+        """X's columns match Y's rows, and Z is (rows of X, columns of Y)."""
+        return [((2, 1), (3, 0)), ((0, 0), (2, 0)), ((0, 1), (3, 1))]
+
     def check_inputs(self, node, inputs):
-        """Raise on misaligned shapes before anything is written (see SharedUpdateGuard)."""
+        """Raise on misaligned shapes before anything is written."""
         Z, alpha, X, Y, beta = inputs
         if X.shape[1] != Y.shape[0]:
             raise ValueError(f"{self}: X {X.shape} and Y {Y.shape} are not aligned")
@@ -206,8 +210,12 @@ class Gemv(Op):
         shape = (_merge_dim(y.type.shape[0], A.type.shape[0]),)
         return Apply(self, [y, alpha, A, x, beta], [TensorType(y.type.dtype, shape)()])
 
+    def inplace_shape_constraints(self, node):
+        """A's columns match x, and y has A's rows."""
+        return [((2, 1), (3, 0)), ((0, 0), (2, 0))]
+
     def check_inputs(self, node, inputs):
-        """Raise on misaligned shapes before anything is written (see SharedUpdateGuard)."""
+        """Raise on misaligned shapes before anything is written."""
         y, alpha, A, x, beta = inputs
         if A.shape[1] != x.shape[0]:
             raise ValueError(f"{self}: A {A.shape} and x {x.shape} are not aligned")
@@ -264,8 +272,12 @@ class Ger(Op):
         shape = (_merge_dim(A.type.shape[0], x.type.shape[0]), _merge_dim(A.type.shape[1], y.type.shape[0]))
         return Apply(self, [A, alpha, x, y], [TensorType(A.type.dtype, shape)()])
 
+    def inplace_shape_constraints(self, node):
+        """A is (length of x, length of y)."""
+        return [((0, 0), (2, 0)), ((0, 1), (3, 0))]
+
     def check_inputs(self, node, inputs):
-        """Raise on mismatched shapes before anything is written (see SharedUpdateGuard)."""
+        """Raise on mismatched shapes before anything is written."""
         A, alpha, x, y = inputs
         if A.shape != (x.shape[0], y.shape[0]):
             raise ValueError(f"{self}: A has shape {A.shape} but outer(x, y) has shape {(x.shape[0], y.shape[0])}")

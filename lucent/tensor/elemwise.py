@@ -264,6 +264,21 @@ class Elemwise(Op):
                 )
         return Apply(self, inputs, outputs)
 
+    def inplace_shape_constraints(self, node):
+        """Each input's lengths equal those of the input the result overwrites."""
+        destroyed = [ins[0] for ins in (self.destroy_map or {}).values()]
+        if not destroyed:
+            return []
+        dest = destroyed[0]
+        ndim = node.inputs[dest].type.ndim
+        return [
+            ((k, d), (dest, d))
+            for k, var in enumerate(node.inputs)
+            if k != dest and getattr(var.type, "ndim", None) == ndim
+            for d in range(ndim)
+            if var.type.shape[d] != 1
+        ]
+
     def perform(self, node, inputs, output_storage):
         # Shapes are checked before anything is written, so an in-place node
         # that fails leaves the buffer it would overwrite untouched.

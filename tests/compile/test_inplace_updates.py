@@ -104,6 +104,37 @@ def test_second_writer_failing_its_shape_check_leaves_both_unchanged():
     np.testing.assert_array_equal(V.get_value(), 2.0)
 
 
+@pytest.mark.parametrize("mode", ["FAST_RUN", "PY"])
+def test_shared_writer_shape_check_says_what_disagrees_on_both_paths(mode):
+    """Both linkers stop before the first write with the same message, naming the op and inputs."""
+    W = lucent.shared(np.ones((2, 2)), name="W")
+    V = lucent.shared(np.ones((2, 2)), name="V")
+    g1, g2 = lt.dmatrix("g1"), lt.dmatrix("g2")
+    fn = lucent.function([g1, g2], [], updates=[(W, W - g1), (V, V + g2)], mode=mode)
+    assert _update_node(fn, W).op.destroy_map and _update_node(fn, V).op.destroy_map
+    with pytest.raises(ValueError, match=r"must have the same length.*stopped before changing any"):
+        fn(np.ones((2, 2)), np.ones((2, 3)))
+    np.testing.assert_array_equal(V.get_value(), 1.0)
+    np.testing.assert_array_equal(W.get_value(), 1.0)
+
+
+def test_shared_write_constraints_come_from_the_ops():
+    from lucent.link.shared_writes import shared_write_constraints
+
+    W = lucent.shared(np.ones((2, 2)), name="W")
+    V = lucent.shared(np.ones(2), name="V")
+    g1, g2 = lt.dmatrix("g1"), lt.dvector("g2")
+    fn = lucent.function([g1, g2], [], updates=[(W, W - g1), (V, V + g2)], mode="FAST_RUN")
+    fgraph = fn.maker.fgraph
+    first, pairs = shared_write_constraints(fgraph, fgraph.toposort())
+    assert first in (_update_node(fn, W), _update_node(fn, V))
+    # Matrix writer: both dimensions of its two inputs; vector writer: one.
+    assert sorted(len(x) for x in [[p for p in pairs if p[0] is _update_node(fn, W)],
+                                   [p for p in pairs if p[0] is _update_node(fn, V)]]) == [1, 2]
+    one = lucent.function([g1], [], updates=[(W, W - g1)], mode="FAST_RUN")
+    assert shared_write_constraints(one.maker.fgraph, one.maker.fgraph.toposort()) is None
+
+
 def test_writer_whose_result_is_read_elsewhere_is_not_in_place():
     W = lucent.shared(np.ones(4), name="W")
     new_W = W * 2

@@ -102,3 +102,45 @@ def test_wrap_linker_needs_node_linkers():
 
     with pytest.raises(TypeError, match="make_all"):
         WrapLinker([Linker()], lambda *a: None).accept(_two_node_graph()).make_thunk()
+
+
+def test_link_returns_one_linked_object_for_every_linker():
+    """``link`` hands the compiler one declared object; ``make_thunk`` is the same as a triple."""
+    from lucent.link.basic import Linked
+    from lucent.link.numba.linker import NumbaLinker
+
+    for linker, per_node in [(PythonLinker(allow_gc=False), True), (NumbaLinker(), False)]:
+        fgraph = _two_node_graph()
+        linked = linker.accept(fgraph).link()
+        assert isinstance(linked, Linked)
+        assert [c.type for c in linked.inputs] == [v.type for v in fgraph.inputs]
+        linked.inputs[0].data = [1.0, 2.0]
+        linked.inputs[1].data = [3.0, 4.0]
+        linked()
+        np.testing.assert_allclose(linked.outputs[0].data, [8.0, 12.0])
+        if per_node:
+            assert linked.order == fgraph.toposort() and len(linked.thunks) == len(linked.order)
+            assert linked.program is None and not linked.allow_gc
+        else:
+            assert linked.thunks is None and linked.program is not None
+        with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
+            linked.nonexistent
+        thunk, inputs, outputs = linker.accept(_two_node_graph()).make_thunk()
+        assert isinstance(thunk, Linked) and inputs == thunk.inputs and outputs == thunk.outputs
+
+
+def test_a_linker_with_only_make_thunk_still_links():
+    from lucent.link.basic import Linked
+
+    class OldStyle(Linker):
+        def accept(self, fgraph, no_recycling=None):
+            self.fgraph = fgraph
+            return self
+
+        def make_thunk(self, input_storage=None, output_storage=None, storage_map=None):
+            return PythonLinker().accept(self.fgraph).make_thunk(input_storage, output_storage)
+
+    linked = OldStyle().accept(_two_node_graph()).link()
+    assert isinstance(linked, Linked)
+    with pytest.raises(NotImplementedError, match="neither link nor make_thunk"):
+        Linker().link()

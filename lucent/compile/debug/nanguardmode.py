@@ -1,6 +1,6 @@
-"""The PyTensor module path of NanGuardMode; lucent's implementation is ``lucent.compile.nanguardmode``."""
+"""The PyTensor module path of NanGuardMode; lucent's implementation is ``lucent.debugmode.nanguard``."""
 
-from lucent.compile.nanguardmode import (  # noqa: F401
+from lucent.debugmode.nanguard import (  # noqa: F401
     NanGuardError,
     NanGuardLinker,
     NanGuardMode,

@@ -108,42 +108,25 @@ def _check_types(fgraph, order):
             )
 
 
-def _writer_checks(writers, names):
-    """Source lines checking every shared-buffer writer's shapes (run before the first writes).
+def _writer_checks(pairs, names):
+    """Source lines checking the shared-buffer writers' shape constraints (``lucent.link.shared_writes``).
 
-    See ``SharedUpdateGuard``: with two or more writers, the later ones
-    must not fail after the first one wrote, so all element-wise writers'
-    input shapes are checked before the first writes. Writers read only
-    values computed by non-writers, which all run before the first writer,
-    so every name is bound at that point.
+    They run before the first writer; writers read only values computed by
+    non-writers, which all run before it, so the names are bound (a name of
+    a nested branch is not visible at the top level: its pair is skipped,
+    as that writer may not run).
     """
-    from lucent.tensor.elemwise import Elemwise
+    from lucent.link.shared_writes import constraint_message
 
     lines = []
-    for node in writers:
-        if not isinstance(node.op, Elemwise):
+    for node, a, b in pairs:
+        x, y = node.inputs[a[0]], node.inputs[b[0]]
+        if x not in names or y not in names:
             continue
-        destroyed = [ins[0] for ins in (node.op.destroy_map or {}).values()]
-        if not destroyed:
-            continue
-        dest = node.inputs[destroyed[0]]
-        if dest not in names:
-            continue
-        ndim = dest.type.ndim
-        msg = (
-            f"{node.op}: the input shapes of an in-place update do not match; "
-            "no shared variable was changed"
+        lines.append(
+            f"    if {names[x]}.shape[{a[1]}] != {names[y]}.shape[{b[1]}]: "
+            f"raise ValueError({constraint_message(node, a, b)!r})"
         )
-        for k, var in enumerate(node.inputs):
-            if k == destroyed[0] or getattr(var.type, "ndim", 0) != ndim or var not in names:
-                continue
-            for d in range(ndim):
-                if var.type.shape[d] == 1:
-                    continue
-                lines.append(
-                    f"    if {names[var]}.shape[{d}] != {names[dest]}.shape[{d}]: "
-                    f"raise ValueError({msg!r})"
-                )
     return lines
 
 
@@ -306,8 +289,10 @@ def _generate(fgraph, order, kernels, plan=None):
         return name
 
     writer = BodyWriter(kernels, names, namespace, constant_name, plan)
-    writers = getattr(fgraph, "shared_buffer_writers", lambda: {})()
-    first_writer = next((n for n in order if n in writers), None) if len(writers) >= 2 else None
+    from lucent.link.shared_writes import shared_write_constraints
+
+    found = shared_write_constraints(fgraph, order)
+    first_writer, pairs = found if found is not None else (None, [])
 
     def before_node(node, indent):
         if node is not first_writer or indent != "    ":
@@ -317,7 +302,7 @@ def _generate(fgraph, order, kernels, plan=None):
             v: nm for v, nm in names.items()
             if plan is None or v.owner is None or plan.contexts.get(v.owner) == [()]
         }
-        checks = _writer_checks(writers, visible)
+        checks = _writer_checks(pairs, visible)
         if not checks:
             return []
         return ["    # shapes of every in-place update, checked before the first one writes", *checks]
@@ -479,8 +464,13 @@ def _call_site_kernels(order, kernels, namespace):
     return found
 
 
-def build_program(linker, fgraph):
-    """Generate, key, load and compile the graph function of ``fgraph`` (see module docstring)."""
+def build_program(fgraph):
+    """Generate, key, load and compile the graph function of ``fgraph`` (see module docstring).
+
+    Returns the ``GraphProgram``, which also says how it was built
+    (``fallback_ops``, ``cache_key``, ``cache_hit``, ``uncacheable_reason``);
+    raises ``_PythonFallback`` when the graph cannot run on Numba.
+    """
     from lucent.configdefaults import config
     from lucent.link.numba.cache import Uncacheable, graph_module_path, load_graph_function, make_key
     from lucent.link.numba.linker import GraphProgram, _PythonFallback
@@ -492,7 +482,6 @@ def build_program(linker, fgraph):
     forced = {}
     for attempt in range(2):
         kernels, fallbacks = _kernels_for(fgraph, order, forced)
-        linker.fallback_ops = [node.op for node, _ in fallbacks]
         source, namespace, arg_inputs, extra_args, results, output_plan, converters = _generate(
             fgraph, order, kernels, plan
         )
@@ -504,8 +493,8 @@ def build_program(linker, fgraph):
         program.result_converters = converters
         program.arg_converters = [_arg_converter(fgraph.inputs[k].type) for k in arg_inputs]
         program.output_plan = output_plan
+        program.fallback_ops = [node.op for node, _ in fallbacks]
         if not results:
-            linker.uncacheable_reason = None
             return program
         reason = None
         key = None
@@ -528,8 +517,8 @@ def build_program(linker, fgraph):
                 namespace, _call_site_kernels(order, kernels, namespace),
                 kernel_calls.unique_prefix(key, cacheable=reason is None),
             )
-        linker.cache_key = key if reason is None else None
-        linker.uncacheable_reason = reason
+        program.cache_key = key if reason is None else None
+        program.uncacheable_reason = reason
         dispatcher, in_memory = load_graph_function(key, source, namespace, cacheable=reason is None)
         if sites:
             from lucent import progress
@@ -548,9 +537,10 @@ def build_program(linker, fgraph):
                     continue
             raise _PythonFallback(
                 f"the graph function does not compile ({type(e).__name__}: "
-                f"{str(e).strip().splitlines()[0] if str(e).strip() else ''})"
+                f"{str(e).strip().splitlines()[0] if str(e).strip() else ''})",
+                fallback_ops=program.fallback_ops,
             ) from e
-        linker.cache_hit = in_memory or (
+        program.cache_hit = in_memory or (
             reason is None and sum(dispatcher.stats.cache_hits.values()) > hits_before
         )
         program.fn = dispatcher

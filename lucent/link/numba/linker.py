@@ -41,7 +41,7 @@ import warnings
 
 import numpy as np
 
-from lucent.link.basic import Container, JITLinker, make_storage_map
+from lucent.link.basic import JITLinker, Linked, containers_of, default_allow_gc, make_storage_map
 
 #: Constants with more elements than this are passed as arguments.
 INLINE_CONSTANT_SIZE = 1000
@@ -76,10 +76,18 @@ class GraphProgram:
         ``("c", data)`` a constant.
     source
         The generated source text.
+    fallback_ops, cache_key, cache_hit, uncacheable_reason
+        How it was built: the ops running ``perform`` in object mode, the
+        disk-cache key (``None`` when not cacheable, and then why), and
+        whether the compiled function came from a cache.
     """
 
     def __init__(self):
         self.fn = None
+        self.fallback_ops = []
+        self.cache_key = None
+        self.cache_hit = False
+        self.uncacheable_reason = None
         self.arg_inputs = []
         self.extra_args = []
         self.n_results = 0
@@ -160,9 +168,16 @@ class NumbaLinker(JITLinker):
         progress.stage(f"compiling {len(self.fgraph.apply_nodes)} nodes to machine code")
         start = time.perf_counter()
         try:
-            self.program = build_program(self, self.fgraph)
+            program = build_program(self.fgraph)
         except _PythonFallback as e:
+            self.fallback_ops = e.fallback_ops
             self._use_python(str(e))
+        else:
+            self.program = program
+            self.fallback_ops = program.fallback_ops
+            self.cache_key = program.cache_key
+            self.cache_hit = program.cache_hit
+            self.uncacheable_reason = program.uncacheable_reason
         self.compile_time = time.perf_counter() - start
         return self.program
 
@@ -201,7 +216,8 @@ class NumbaLinker(JITLinker):
             self.fgraph, self.no_recycling, self.profile
         )
 
-    def make_thunk(self, input_storage=None, output_storage=None, storage_map=None):
+    def link(self, input_storage=None, output_storage=None, storage_map=None):
+        """The graph as one compiled function (``Linked.program``), or node by node when profiled."""
         if self.profile is not None:
             # Nodes are invisible inside the fused function: run them one by one.
             from lucent.link.numba.profiled import make_profiled_thunk
@@ -209,21 +225,25 @@ class NumbaLinker(JITLinker):
             return make_profiled_thunk(self, input_storage, output_storage, storage_map)
         program = self.compile()
         if program is None:
-            return self._python_linker.make_thunk(input_storage, output_storage, storage_map)
+            return self._python_linker.link(input_storage, output_storage, storage_map)
         fgraph = self.fgraph
         storage_map = make_storage_map(fgraph, (), input_storage, output_storage, storage_map)
         input_cells = [storage_map[v] for v in fgraph.inputs]
         output_cells = [storage_map[v] for v in fgraph.outputs]
-        thunk = _make_thunk(program, input_cells, output_cells, fgraph)
-        thunk.storage_map = storage_map
-        thunk.program = program
-        inputs = [Container(v, cell) for v, cell in zip(fgraph.inputs, input_cells)]
-        outputs = [Container(v, cell, readonly=True) for v, cell in zip(fgraph.outputs, output_cells)]
-        return thunk, inputs, outputs
+        run = _make_thunk(program, input_cells, output_cells, fgraph)
+        inputs, outputs = containers_of(fgraph, input_cells, output_cells)
+        return Linked(
+            run, inputs, outputs, storage_map=storage_map, allow_gc=default_allow_gc(self.allow_gc),
+            program=program,
+        )
 
 
 class _PythonFallback(Exception):
     """The graph cannot run on Numba at all; the message says why."""
+
+    def __init__(self, message, fallback_ops=()):
+        super().__init__(message)
+        self.fallback_ops = list(fallback_ops)
 
 
 def _make_thunk(program, input_cells, output_cells, fgraph=None):

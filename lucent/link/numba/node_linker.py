@@ -121,7 +121,7 @@ class DualLinker(Linker):
             compare,
         ).accept(fgraph, self.no_recycling)
 
-    def make_thunk(self, input_storage=None, output_storage=None, storage_map=None):
+    def link(self, input_storage=None, output_storage=None, storage_map=None):
         if self.fgraph is None:
-            raise RuntimeError("DualLinker.make_thunk called before accept(fgraph)")
-        return self._wrap.make_thunk(input_storage, output_storage)
+            raise RuntimeError("DualLinker.link called before accept(fgraph)")
+        return self._wrap.link(input_storage, output_storage)

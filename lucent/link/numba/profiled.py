@@ -18,7 +18,6 @@ has no Numba kernel runs its ``perform`` and the report says so.
 
 from __future__ import annotations
 
-from lucent.link.basic import Container
 
 HOW_MEASURED = (
     "Numba linker, profiled build: each node's compiled Numba kernel is called separately "
@@ -46,7 +45,7 @@ def _kernel_thunk(kernel, node, input_cells, output_cells):
 
 
 def make_profiled_thunk(linker, input_storage=None, output_storage=None, storage_map=None):
-    """``(thunk, input_containers, output_containers)`` running ``linker.fgraph`` node by node.
+    """The ``Linked`` running ``linker.fgraph`` node by node, each node on its kernel.
 
     ``linker`` is the ``NumbaLinker`` (already given its graph and profile);
     its ``fallback_ops`` lists the ops that run ``perform`` here.
@@ -65,17 +64,12 @@ def make_profiled_thunk(linker, input_storage=None, output_storage=None, storage
         return _kernel_thunk(kernel, node, input_cells, output_cells)
 
     runner = PythonLinker(allow_gc=linker.allow_gc).accept(linker.fgraph, linker.no_recycling, profile)
-    run, input_cells, output_cells, _, _, _ = runner.make_all(
-        input_storage, output_storage, storage_map, node_thunk=node_thunk
-    )
+    linked = runner.link(input_storage, output_storage, storage_map, node_thunk=node_thunk)
     profile.how_measured = HOW_MEASURED
     for node, reason in performed.items():
         profile.node_notes[node] = f"ran {type(node.op).__name__}.perform, no Numba kernel: {reason}"
     linker.fallback_ops = sorted({str(node.op) for node in performed})
-    fgraph = linker.fgraph
-    inputs = [Container(v, cell) for v, cell in zip(fgraph.inputs, input_cells)]
-    outputs = [Container(v, cell, readonly=True) for v, cell in zip(fgraph.outputs, output_cells)]
-    return run, inputs, outputs
+    return linked
 
 
 __all__ = ["make_profiled_thunk", "HOW_MEASURED"]

@@ -27,9 +27,10 @@ or the other.
 
 from __future__ import annotations
 
-from lucent.link.basic import Container, Linker, make_storage_map
+from lucent.link.basic import Linked, Linker, containers_of, default_allow_gc, make_storage_map
 from lucent.link.python.branches import BranchPlan, branches_of, guard_checks, guard_holds, has_branches
 from lucent.link.python.lazy import DemandRunner, branch_thunk, custom_thunk
+from lucent.link.shared_writes import check_constraints, shared_write_constraints
 
 
 class PythonLinker(Linker):
@@ -47,6 +48,9 @@ class PythonLinker(Linker):
     #: ``None``: evaluate lazily where the graph asks for it (branches, lazy
     #: thunks); ``True``: always by demand; ``False``: every node runs.
     lazy = None
+    #: What the last ``make_all`` built besides its return values (``Linked.details``).
+    _details = {}
+    _unpicklable = ("fgraph", "_details")
 
     def __init__(self, allow_gc=None, schedule=None):
         self.fgraph = None
@@ -103,11 +107,8 @@ class PythonLinker(Linker):
             thunk_of[node] = thunk if thunk is not None else _make_node_thunk(node, in_cells, out_cells)
             thunks.append(thunk_of[node])
 
-        allow_gc = self.allow_gc
-        if allow_gc is None:
-            from lucent.configdefaults import config
-
-            allow_gc = config.allow_gc
+        _check_shared_writes_first(fgraph, order, thunks, storage_map)
+        allow_gc = default_allow_gc(self.allow_gc)
         lazy = self.lazy
         if lazy is None and any(getattr(t, "lazy", False) for t in thunks):
             lazy = True
@@ -118,6 +119,7 @@ class PythonLinker(Linker):
             run = self._demand_runner(
                 fgraph, order, thunks, storage_map, compute_map, input_cells, allow_gc, lazy
             )
+            self._details = {"compute_map": compute_map, "branch_plan": None}
             return run, input_cells, output_cells, thunks, order, storage_map
         if not allow_gc:
             to_free = [()] * len(order)
@@ -139,10 +141,7 @@ class PythonLinker(Linker):
                 allow_gc, guards,
             )
 
-        run.thunks = thunks
-        run.order = order
-        run.storage_map = storage_map
-        run.branch_plan = plan
+        self._details = {"compute_map": compute_map, "branch_plan": plan}
         return run, input_cells, output_cells, thunks, order, storage_map
 
     def _demand_runner(self, fgraph, order, thunks, storage_map, compute_map, input_cells, allow_gc, lazy):
@@ -170,21 +169,45 @@ class PythonLinker(Linker):
         def call():
             run()
 
-        call.thunks = thunks
-        call.order = order
-        call.storage_map = storage_map
-        call.compute_map = compute_map
-        call.branch_plan = None
         return call
 
-    def make_thunk(self, input_storage=None, output_storage=None, storage_map=None, node_thunk=None):
-        run, input_cells, output_cells, _, _, _ = self.make_all(
+    def link(self, input_storage=None, output_storage=None, storage_map=None, node_thunk=None):
+        """The graph linked node by node (see ``make_all``), as a ``Linked``."""
+        run, input_cells, output_cells, thunks, order, storage_map = self.make_all(
             input_storage, output_storage, storage_map, node_thunk=node_thunk
         )
-        fgraph = self.fgraph
-        inputs = [Container(v, cell) for v, cell in zip(fgraph.inputs, input_cells)]
-        outputs = [Container(v, cell, readonly=True) for v, cell in zip(fgraph.outputs, output_cells)]
-        return run, inputs, outputs
+        inputs, outputs = containers_of(self.fgraph, input_cells, output_cells)
+        return Linked(
+            run, inputs, outputs, storage_map=storage_map, allow_gc=default_allow_gc(self.allow_gc),
+            thunks=thunks, order=order, details=self._details,
+        )
+
+    def make_thunk(self, input_storage=None, output_storage=None, storage_map=None, node_thunk=None):
+        linked = self.link(input_storage, output_storage, storage_map, node_thunk=node_thunk)
+        return linked, linked.inputs, linked.outputs
+
+
+def _check_shared_writes_first(fgraph, order, thunks, storage_map):
+    """Wrap the first shared-buffer writer's thunk so that every writer's shapes are checked first.
+
+    See ``lucent.link.shared_writes``. ``thunks`` is changed in place.
+    """
+    found = shared_write_constraints(fgraph, order)
+    if found is None:
+        return
+    first, pairs = found
+    k = order.index(first)
+    inner = thunks[k]
+    cells = {node: [storage_map[v] for v in node.inputs] for node, _, _ in pairs}
+
+    def checked_first_writer():
+        check_constraints(pairs, cells.__getitem__)
+        return inner()
+
+    for name in ("node", "inputs", "outputs", "warm_up", "lazy"):
+        if hasattr(inner, name):
+            setattr(checked_first_writer, name, getattr(inner, name))
+    thunks[k] = checked_first_writer
 
 
 def _free_all(to_free):
@@ -260,7 +283,7 @@ def _profiled_run(
     profiling test in it at all. A node of an untaken branch (``guards``)
     does not run and is not recorded. Outputs are recorded before the
     garbage-collection step frees the cells, and ``thunks`` is read at call
-    time, so thunks wrapped after linking (``precheck_shared_writes``) run.
+    time.
     """
     from time import perf_counter
 

@@ -90,8 +90,9 @@ def test_gc_frees_branch_values(allow_gc):
     mid = lt.exp(x)
     out = ifelse(c, mid.sum() + mid.mean(), x.sum())
     fg = FunctionGraph([c, x], [out], clone=False)
-    run, ins, outs, _thunks, order, storage = PythonLinker(allow_gc=allow_gc).accept(fg).make_all()
-    assert run.branch_plan is not None and len(order) == len(fg.apply_nodes)
+    run = PythonLinker(allow_gc=allow_gc).accept(fg).link()
+    ins, outs, order, storage = [c.storage for c in run.inputs], [c.storage for c in run.outputs], run.order, run.storage_map
+    assert run.details["branch_plan"] is not None and len(order) == len(fg.apply_nodes)
     ins[0][0], ins[1][0] = np.array(1, dtype="int32"), np.zeros(3)
     run()
     assert outs[0][0] == 4.0

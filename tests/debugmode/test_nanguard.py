@@ -40,7 +40,7 @@ def test_names_first_node_producing_nan_and_leaves_shared_unchanged():
     assert err.what == "NaN" and err.node is not None
     assert "log" in str(err.node.op)
     text = str(err)
-    assert "test_nanguardmode.py" in text and "float64 (3,)" in text and "[id A]" in text
+    assert "test_nanguard.py" in text and "float64 (3,)" in text and "[id A]" in text
     np.testing.assert_array_equal(W.get_value(), before)
     np.testing.assert_array_equal(buffer, before)
     # The function still works afterwards.
