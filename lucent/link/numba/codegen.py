@@ -259,7 +259,7 @@ class BodyWriter:
 
 def _generate(fgraph, order, kernels, plan=None):
     """The source of ``graph_fn``, its namespace and the program's reading plan."""
-    from lucent.link.numba.linker import INLINE_CONSTANT_SIZE
+    from lucent.link.numba.linker import CONSTANTS_AS_ARGUMENTS_MIN_NODES, INLINE_CONSTANT_SIZE
 
     names = {}
     namespace = {}
@@ -274,12 +274,17 @@ def _generate(fgraph, order, kernels, plan=None):
         names[fgraph.inputs[k]] = f"i{k}"
         params.append(f"i{k}")
     extra_args, extra_params = [], []
+    # A graph of many nodes takes its array constants as arguments: its graph
+    # function is then the same for every value of them (a model with another
+    # learning rate reuses the compiled one); a small graph keeps them frozen
+    # into its code, where an argument would cost more per call than it saves.
+    constants_as_arguments = len(order) >= CONSTANTS_AS_ARGUMENTS_MIN_NODES
 
     def constant_name(var):
         if not isinstance(var, Constant):  # pragma: no cover - FunctionGraph refuses it
             raise ValueError(f"{var} is neither an input nor computed by the graph")
         data = var.data
-        if isinstance(data, np.ndarray) and data.size > INLINE_CONSTANT_SIZE:
+        if isinstance(data, np.ndarray) and (constants_as_arguments or data.size > INLINE_CONSTANT_SIZE):
             name = f"a{len(extra_args)}"
             extra_args.append(data)
             extra_params.append(name)

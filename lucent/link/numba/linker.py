@@ -17,7 +17,10 @@ What goes into the generated function:
 * **constants** with at most ``INLINE_CONSTANT_SIZE`` elements become
   globals (``c0``, ...), which Numba freezes into the code; larger ones are
   passed as extra arguments (``a0``, ...) so the machine code stays small and
-  cacheable;
+  cacheable. A graph of at least ``CONSTANTS_AS_ARGUMENTS_MIN_NODES`` nodes
+  passes all its array constants as arguments: its compiled graph function
+  (and its cache key) does not depend on their values, so a variant of the
+  graph with other constants reuses it;
 * graph inputs that are never read are not passed, and outputs that are
   inputs or constants are not returned by ``graph_fn``: they are read
   directly from the input cells / constants (the Function copies them);
@@ -45,6 +48,8 @@ from lucent.link.basic import JITLinker, Linked, containers_of, default_allow_gc
 
 #: Constants with more elements than this are passed as arguments.
 INLINE_CONSTANT_SIZE = 1000
+#: Graphs with at least this many nodes pass every array constant as an argument.
+CONSTANTS_AS_ARGUMENTS_MIN_NODES = 8
 
 
 class NumbaLinkerWarning(UserWarning):
@@ -332,4 +337,7 @@ def _locate_on_reference_path(fgraph, input_values, error_type):
     return None
 
 
-__all__ = ["NumbaLinker", "GraphProgram", "NumbaLinkerWarning", "INLINE_CONSTANT_SIZE"]
+__all__ = [
+    "NumbaLinker", "GraphProgram", "NumbaLinkerWarning", "INLINE_CONSTANT_SIZE",
+    "CONSTANTS_AS_ARGUMENTS_MIN_NODES",
+]

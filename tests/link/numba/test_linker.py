@@ -107,6 +107,32 @@ def test_small_constants_are_globals_large_ones_arguments():
     np.testing.assert_allclose(g(np.ones(5000)), 1 + big)
 
 
+def test_large_graph_variants_with_other_constants_share_one_graph_function():
+    """A graph of many nodes takes its constants as arguments, so a variant compiles nothing."""
+    from lucent.link.numba.linker import CONSTANTS_AS_ARGUMENTS_MIN_NODES
+
+    x = lt.dvector("x")
+
+    def chain(c):
+        out = x
+        for k in range(CONSTANTS_AS_ARGUMENTS_MIN_NODES):
+            out = Add2()(Double()(out), lt.constant(np.full(3, c + k)))
+        return out
+
+    def reference(value, c):
+        for k in range(CONSTANTS_AS_ARGUMENTS_MIN_NODES):
+            value = 2 * value + (c + k)
+        return value
+
+    f, g = compile_fn([x], chain(1.0)), compile_fn([x], chain(-3.5))
+    pf, pg = f.maker.linker.program, g.maker.linker.program
+    assert len(pf.extra_args) == CONSTANTS_AS_ARGUMENTS_MIN_NODES
+    assert pf.fn is pg.fn and pf.cache_key == pg.cache_key
+    v = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(f(v), reference(v, 1.0))
+    np.testing.assert_allclose(g(v), reference(v, -3.5))
+
+
 # --- views and in-place kernels -----------------------------------------------------
 class Reverse(Op):
     __props__ = ()
