@@ -108,6 +108,31 @@ def _is_random_type(t):
     return isinstance(t, RandomType)
 
 
+def _check_update_inputs(roots, update_items, blockers, non_seqs, n_user):
+    """Refuse an update expression that reads a variable the step was not given.
+
+    A free variable of the step's *outputs* is taken in as a non-sequence; one
+    that only an update of a shared variable reads is an error, as in
+    PyTensor: pass it in ``non_sequences``.
+    """
+    update_ids = {id(u) for _, u in update_items}
+    outs = [r for r in roots if id(r) not in update_ids]
+    known = set(blockers) | set(non_seqs)
+    known |= set(graph_inputs(outs, blockers=list(blockers))) if outs else set()
+    for var, upd in update_items[:n_user]:
+        if not isinstance(upd, Variable):
+            continue
+        for v in graph_inputs([upd], blockers=list(blockers)):
+            if v in known or isinstance(v, (Constant, SharedVariable)):
+                continue
+            raise MissingInputError(
+                f"scan: the update of {var} uses {v}, which is not an input of the step function. "
+                "Please pass this variable to the scan's inner function. Do not forget to also "
+                "pass it to the `non_sequences` attribute of scan.",
+                variable=v,
+            )
+
+
 def _manage_output_api_change(outputs, updates, return_updates):
     if return_updates:
         warnings.warn(
@@ -418,6 +443,7 @@ def scan(
         pending = [u for u in found if isinstance(u, Variable)]
         roots += pending
     update_vars = [var for var, _ in update_items]
+    _check_update_inputs(roots, update_items, blockers, non_seqs, len(updates))
     free = [
         v
         for v in graph_inputs(roots, blockers=list(blockers))
@@ -523,7 +549,9 @@ def scan(
         pos += 1
     update_map = {}
     for var, _, _ in shared_sit_sot:
-        update_map[var] = outs[pos][-1]
+        # the last of the steps' values, read as from the returned output (as PyTensor
+        # does): the same expression as ``outputs[-1]`` of an explicit state
+        update_map[var] = outs[pos][1:][-1]
         pos += 1
     for i in nit_sot_idx:
         results[i] = outs[pos]

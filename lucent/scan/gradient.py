@@ -39,7 +39,6 @@ def _disconnected(g):
 
 def scan_pullback(op, inputs, outputs, output_grads):
     from lucent.gradient import disconnected_type, grad
-    from lucent.graph.traversal import graph_inputs
     from lucent.scan.basic import scan
     from lucent.tensor.basic import as_tensor_variable, stack
     from lucent.tensor.math import switch
@@ -57,18 +56,10 @@ def scan_pullback(op, inputs, outputs, output_grads):
     wanted_nit = [k for k in diff_nit if not _disconnected(output_grads[lay.out_nit + k])]
     results = [disconnected_type() for _ in inputs]
     if not wanted_out and not wanted_nit:
-        return results
+        return _zero_for_discrete(op, inputs, outputs, output_grads, results)
     # Gradients coming into a state through its outputs flow on through the recurrence
     # even when only a later output is asked for: every float state takes part.
     act_states = diff_states
-    untraced_in = set(inner_in[lay.i_untraced : lay.i_non_seqs])
-    if untraced_in:
-        used = graph_inputs([inner_out[k] for k in act_states] + [inner_out[lay.out_nit + k] for k in diff_nit])
-        if any(v in untraced_in for v in used):
-            raise NotImplementedError(
-                f"The gradient of {op} is not implemented: its differentiable outputs depend on a "
-                "state that is not a tensor (an untraced_sit_sot, such as a random generator)"
-            )
 
     if info.as_while:
         # the steps that ran: read from an output's length
@@ -115,6 +106,11 @@ def scan_pullback(op, inputs, outputs, output_grads):
         pending0.append(zeros((lay.init_lens[k], *[buf.shape[d] for d in range(1, buf.type.ndim)]), dtype=buf.type.dtype))
     acc0 = [zeros_like(inputs[lay.o_non_seqs + i]) for i in diff_non_seqs]
     outer_non_seqs = list(inputs[lay.o_non_seqs :])
+    # An untraced state (a random generator) is not differentiated and keeps no
+    # history: the backward step sees its starting value, as PyTensor's does. A
+    # gradient that does not read the draws (the usual case: additive noise) is
+    # exact; one that does reads draws from the starting generator.
+    outer_untraced = list(inputs[lay.o_untraced : lay.o_nit])
 
     def step(*args):
         args = list(args)
@@ -128,8 +124,8 @@ def scan_pullback(op, inputs, outputs, output_grads):
         pos += len(act_states)
         accs = args[pos : pos + len(diff_non_seqs)]
         pos += len(diff_non_seqs)
-        non_seqs = args[pos:]
-        untraced_vals = [v.type() for v in inner_in[lay.i_untraced : lay.i_non_seqs]]
+        non_seqs = args[pos : pos + len(outer_non_seqs)]
+        untraced_vals = args[pos + len(outer_non_seqs) :]
         fwd_inputs = fwd_args + untraced_vals + non_seqs
         outs = clone_replace(list(inner_out), replace=dict(zip(inner_in, fwd_inputs)))
         known = {}
@@ -171,7 +167,7 @@ def scan_pullback(op, inputs, outputs, output_grads):
         step,
         sequences=b_seqs,
         outputs_info=pending0 + acc0 + [None] * len(diff_seqs),
-        non_sequences=outer_non_seqs,
+        non_sequences=outer_non_seqs + outer_untraced,
         n_steps=n_back,
         name=None if op.name is None else f"grad_of_{op.name}",
         return_list=True,
@@ -196,7 +192,29 @@ def scan_pullback(op, inputs, outputs, output_grads):
         seq = inputs[lay.o_seqs + i]
         g = seq_grads[n][::-1]
         results[lay.o_seqs + i] = set_subtensor(zeros_like(seq)[T - n_back : T], g)
-    return [as_tensor_variable(r) if not _disconnected(r) else r for r in results]
+    results = [as_tensor_variable(r) if not _disconnected(r) else r for r in results]
+    return _zero_for_discrete(op, inputs, outputs, output_grads, results)
+
+
+def _zero_for_discrete(op, inputs, outputs, output_grads, results):
+    """Zero gradients for the integer inputs that the asked-for outputs depend on.
+
+    An integer sequence or non-sequence cannot be differentiated, but it is
+    connected: like any op, the loop says its gradient is zero rather than
+    disconnected (``grad`` with respect to it returns zeros, not an error).
+    """
+    from lucent.configdefaults import config
+    from lucent.tensor.creation import zeros_like
+    from lucent.tensor.type import TensorType
+
+    conn = op.connection_pattern(None)
+    asked = [j for j, g in enumerate(output_grads) if not _disconnected(g)]
+    for i, inp in enumerate(inputs):
+        if i == 0 or not _disconnected(results[i]) or _is_float(inp):
+            continue
+        if isinstance(inp.type, TensorType) and any(conn[i][j] for j in asked):
+            results[i] = zeros_like(inp, dtype=config.floatX)
+    return results
 
 
 __all__ = ["scan_pullback"]

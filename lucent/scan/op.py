@@ -525,9 +525,9 @@ class Scan(Op, HasInnerGraph):
             for j in range(n_out):
                 if inner[ii][j]:
                     conn[oi][j] = True
-        # A state's outer input is its output's first rows / starting value.
-        for k in range(lay.n_states):
-            conn[lay.o_states + k][k] = True
+        # A state's outer input only counts through the steps that read it (as in
+        # PyTensor): its initial rows are not part of what ``scan`` returns, so a
+        # state the step never reads is disconnected from its own output.
         for k in range(info.n_untraced_sit_sot):
             conn[lay.o_untraced + k][lay.out_untraced + k] = True
         # State outputs feed back: close over the recurrences.
@@ -594,11 +594,13 @@ class Scan(Op, HasInnerGraph):
         fn = self.fn
         n_done = 0
         for t in range(n_steps):
-            args = [s[t] for s in seqs]
+            # ``[i, ...]``: a row of a vector is a 0-d array, not a NumPy scalar, as the
+            # inner function's inputs are (a compiled step trusts its inputs)
+            args = [s[t, ...] for s in seqs]
             for k, taps in enumerate(lay.state_taps):
                 init, store = lay.init_lens[k], stores[k]
                 for tap in taps:
-                    args.append(bufs[k][(init + t + tap) % store])
+                    args.append(bufs[k][(init + t + tap) % store, ...])
             args += untraced
             args += non_seqs
             if on_step is not None:
@@ -658,7 +660,7 @@ class Scan(Op, HasInnerGraph):
             else:
                 inner_shapes.append(tuple(shp))
         results = inner_infer_shape(self.fgraph.outputs[: lay.n_outputs], inner_in, inner_shapes)
-        non_seq_inner = set(inner_in[lay.i_non_seqs :])
+        per_step = set(inner_in[: lay.i_non_seqs])
         mapping = dict(zip(inner_in[lay.i_non_seqs :], node.inputs[lay.o_non_seqs :]))
         out_shapes = []
         for j, shp in enumerate(results):
@@ -669,10 +671,11 @@ class Scan(Op, HasInnerGraph):
             dims = []
             for d, s in enumerate(shp):
                 if isinstance(s, Variable):
-                    # A length may use the non-sequences, which are the same at every
-                    # step; one that uses a per-step value is read from the output.
+                    # A length may use the outer inputs' shapes (a sequence's rows and a
+                    # state's buffer rows have the same shape at every step) and the
+                    # non-sequences; one that uses a per-step value is read from the output.
                     free = [v for v in graph_inputs([s]) if v.owner is None and not hasattr(v, "data")]
-                    if all(v in non_seq_inner for v in free):
+                    if not any(v in per_step for v in free):
                         s = clone_replace(s, replace=mapping) if free else s
                     else:
                         s = out.shape[d + (1 if j < lay.out_untraced else 0)]
@@ -707,7 +710,11 @@ def _finish_ring(buf, total, as_while):
     if total <= store:
         return buf[:total] if as_while else buf
     shift = total % store
-    return np.roll(buf, -shift, axis=0) if shift else buf
+    if shift:
+        # rotated within the buffer: the output is the buffer (an in-place loop's
+        # output is its input's memory, as its destroy_map says)
+        buf[...] = np.roll(buf, -shift, axis=0)
+    return buf
 
 
 __all__ = ["Scan", "ScanInfo"]

@@ -164,3 +164,30 @@ def test_bad_input_is_named():
         f(np.ones(2), -1)
     with pytest.raises(ValueError, match="sequence 0 has 2 entries"):
         f(np.ones(2), 3)
+
+
+def test_an_update_reading_a_variable_the_step_was_not_given_is_refused():
+    c, inc = lucent.shared(0.0, name="c"), lt.scalar("inc")
+    with pytest.raises(MissingInputError, match="inc"):
+        scan(lambda: (lt.zeros(()), {c: c + inc}), n_steps=3)
+    # read by an output too, or passed as a non-sequence: taken in
+    for make in (lambda: (lt.zeros(()) + inc, {c: c + inc}),):
+        outs, upd = scan(make, n_steps=3)
+        lucent.function([inc], outs, updates=upd)(2.0)
+    assert c.get_value() == 6.0
+    outs, upd = scan(lambda i: (lt.zeros(()), {c: c + i}), non_sequences=[inc], n_steps=3)
+    lucent.function([inc], outs, updates=upd)(1.0)
+    assert c.get_value() == 9.0
+
+
+def test_a_shared_update_is_the_last_returned_step(lucent_mode):
+    from lucent.graph.basic import equal_computations
+
+    x = lucent.shared(np.array(1.5), name="x")
+    with pytest.warns(DeprecationWarning):
+        _, upd = scan(lambda: {x: x * 2.0}, outputs_info=[], n_steps=4)
+    traced = scan(lambda x: x * 2.0, outputs_info=[x], n_steps=4, return_updates=False)
+    assert equal_computations(list(upd.values()), [traced[-1]])
+    f = lucent.function([], [], updates=upd, mode=lucent_mode)
+    f()
+    assert x.get_value() == 24.0

@@ -89,3 +89,46 @@ def test_dynamic_jacobian_and_hessian_use_scan():
     ref[0, :] += 3 * vv**2
     ref[:, 0] += 3 * vv**2
     assert_allclose(Hv, ref)
+
+
+def test_gradient_through_a_loop_with_random_draws(lucent_mode):
+    """A random generator carried by the loop is not differentiated; additive noise
+    leaves the gradient exact (the backward loop gets the generator's starting value)."""
+    from lucent.tensor.random.utils import RandomStream
+
+    u, x0, W = lt.matrix("u"), lt.vector("x0"), lt.matrix("W")
+
+    def step(u_t, x_tm1, W):
+        noise = RandomStream(3).uniform(low=-1.0, high=1.0, size=(2,))
+        return lt.dot(u_t, W) + x_tm1 + noise
+
+    xs, _ = scan(step, sequences=[u], outputs_info=[x0], non_sequences=[W])
+    node = xs.owner.inputs[0].owner
+    assert node.op.info.n_untraced_sit_sot == 1
+    gu, gx0, gW = grad(xs.sum(), [u, x0, W])
+    vu, vx, vW = RNG.normal(size=(5, 2)), RNG.normal(size=2), RNG.normal(size=(2, 2))
+    got = run([gu, gx0, gW], {u: vu, x0: vx, W: vW})
+    # x_t = x0 + sum_{s<=t} (u_s W + noise_s): step t reaches the 5 - t later sums
+    later = np.arange(5, 0, -1)[:, None]
+    assert_allclose(got[0], later * vW.sum(axis=1)[None, :])
+    assert_allclose(got[1], np.full(2, 5.0))
+    assert_allclose(got[2], (later * vu).sum(axis=0)[:, None] * np.ones((1, 2)))
+
+
+def test_integer_inputs_get_zero_gradients_and_unread_states_are_disconnected(lucent_mode):
+    from lucent.gradient import DisconnectedInputError
+
+    u, k, x0, z0 = lt.vector("u"), lt.ivector("k"), lt.vector("x0"), lt.vector("z0")
+    xs, zs = scan(lambda u_t, k_t, x, z: [x * u_t + lt.cast(k_t, "float64"), x + 1.0],
+                  sequences=[u, k], outputs_info=[x0, z0], return_updates=False)
+    cost = (xs + zs).sum()
+    gk, gx0 = grad(cost, [k, x0])
+    assert gk.type.dtype == "float64"
+    vk = np.array([1, 2, 3], dtype="int32")
+    got = run([gk, gx0], {u: np.array([0.5, 2.0, 1.0]), k: vk, x0: np.ones(3), z0: np.ones(3)})
+    assert_allclose(got[0], np.zeros(3))
+    # d x_t/d x0 = 0.5, 1.0, 1.0 and d z_t/d x0 = 1.0, 0.5, 1.0
+    assert_allclose(got[1], np.full(3, 5.0))
+    # the z state is never read by the step: its initial value does not reach zs
+    with pytest.raises(DisconnectedInputError):
+        grad(cost, z0)

@@ -99,3 +99,20 @@ def test_dprint_shows_inner_graph():
     assert "Inner graphs:" in text
     assert "Scan{expo, while_loop=False, inplace=none}" in text.split("Inner graphs:")[1]
     assert "Exp" in text.split("Inner graphs:")[1]
+
+
+def test_lengths_read_from_per_step_inputs_come_from_the_outer_inputs(lucent_mode):
+    """A sequence row or a state's tap has the same shape at every step: an output
+    that is one of them gets its length from the outer input, so asking for it
+    needs no loop."""
+    seq, init = lt.matrix("seq"), lt.matrix("init")
+    out_seq, out_tm4 = scan(lambda s, s4: (s, s4), sequences=seq,
+                            outputs_info=[{"initial": init, "taps": [-4]}, None], return_updates=False)
+    f = lucent.function([seq, init], [out_tm4[1].shape, out_seq[-1].shape], mode=lucent_mode)
+    if lucent_mode != "FAST_COMPILE":
+        assert not [n for n in f.maker.fgraph.toposort() if isinstance(n.op, Scan)]
+    s, i = np.arange(20.0).reshape(10, 2), np.zeros((4, 2))
+    got = f(s, i)
+    assert list(got[0]) == [2] and list(got[1]) == [2]
+    values = lucent.function([seq, init], out_tm4, mode=lucent_mode)(s, i)
+    assert_allclose(values, np.concatenate([i, s[:6]]))

@@ -9,7 +9,8 @@ One module per kind of rewrite, as PyTensor lays them out:
 ``merge``
     loops over the same steps merged into one (``ScanMerge``);
 ``trace``
-    outputs of which only the last step is read kept in ring buffers;
+    only the steps and the last rows that are read kept (ring buffers), and
+    states of which only the last value is read carried untraced;
 ``inplace``
     loops writing into the buffers they are given (``ScanInplaceOptimizer``);
 ``inner_graph``
@@ -31,7 +32,12 @@ from lucent.scan.rewriting.io import (
 )
 from lucent.scan.rewriting.merge import ScanMerge
 from lucent.scan.rewriting.push_out import scan_push_out_non_seq, scan_push_out_seq
-from lucent.scan.rewriting.trace import scan_reduce_trace_prealloc, scan_save_mem
+from lucent.scan.rewriting.trace import (
+    scan_reduce_nsteps,
+    scan_reduce_trace_prealloc,
+    scan_save_mem,
+    scan_sit_sot_to_untraced,
+)
 
 __all__ = [
     "ScanInnerGraphRewriter",
@@ -42,7 +48,9 @@ __all__ = [
     "scan_push_out_non_seq",
     "scan_push_out_seq",
     "scan_with_rewritten_body",
+    "scan_reduce_nsteps",
     "scan_reduce_trace_prealloc",
     "scan_remove_unused",
     "scan_save_mem",
+    "scan_sit_sot_to_untraced",
 ]

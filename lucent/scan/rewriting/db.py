@@ -3,8 +3,10 @@
 Before the graph's own rewrites finish (positions 1.1-1.12, after
 canonicalisation) work is moved out of loop bodies and unused loop inputs
 and outputs are dropped; after stabilisation loops over the same steps are
-merged (1.6) and cleaned again, then outputs of which only the last step is
-read are shortened to ring buffers (1.61). Once the graph is final, the
+merged (1.6) and cleaned again, then the steps after the last one read are
+dropped (1.609), outputs of which only the last rows are read are
+shortened to ring buffers (1.61) and states of which only the last
+value is read become untraced states (1.62). Once the graph is final, the
 in-place pass (50.5, before the element-wise in-place rewrites) lets loops
 write into the buffers they were given, and last (100) each loop body gets
 the ``fast_run`` rewrites itself (``inner_graph``).
@@ -23,7 +25,11 @@ from lucent.scan.rewriting.io import (
 )
 from lucent.scan.rewriting.merge import ScanMerge
 from lucent.scan.rewriting.push_out import scan_push_out_non_seq, scan_push_out_seq
-from lucent.scan.rewriting.trace import scan_reduce_trace_prealloc
+from lucent.scan.rewriting.trace import (
+    scan_reduce_nsteps,
+    scan_reduce_trace_prealloc,
+    scan_sit_sot_to_untraced,
+)
 
 
 def _cleanup(name):
@@ -65,10 +71,22 @@ optdb.register(
     position=1.605,
 )
 optdb.register(
+    "scan_reduce_nsteps",
+    in2out(scan_reduce_nsteps, name="scan_reduce_nsteps"),
+    "fast_run", "scan", "scan_save_mem", "scan_reduce_nsteps",
+    position=1.609,
+)
+optdb.register(
     "scan_save_mem",
     in2out(scan_reduce_trace_prealloc, name="scan_reduce_trace_prealloc"),
     "fast_run", "scan", "scan_save_mem", "scan_reduce_trace_prealloc", "scan_save_mem_prealloc",
     position=1.61,
+)
+optdb.register(
+    "scan_sit_sot_to_untraced",
+    in2out(scan_sit_sot_to_untraced, name="scan_sit_sot_to_untraced"),
+    "fast_run", "scan",
+    position=1.62,
 )
 # after the graph's last merge, loop inputs computed twice are one variable
 optdb.register(
@@ -81,8 +99,11 @@ optdb.register(
 optdb.register(
     "scan_make_inplace", ScanInplaceOptimizer(), "fast_run", "inplace", "scan", position=50.5
 )
+# Not tagged "scan": like PyTensor's, the bodies are rewritten even when the loop-level
+# rewrites are excluded (``excluding("scan")``), so equal bodies give equal ops.
 optdb.register(
-    "scan_inner_graph", ScanInnerGraphRewriter(), "fast_run", "scan", "scan_inner_graph",
+    "scan_inner_graph", ScanInnerGraphRewriter(), "fast_run", "compile_inner_graph",
+    "scan_inner_graph",
     position=100,
 )
 

@@ -5,7 +5,9 @@
   computed once, before the loop, and enters as a new non-sequence.
 * ``scan_push_out_seq``: an element-wise computation in the body on sequence
   slices (and non-sequences) is done on the whole sequences before the loop,
-  and enters as a new sequence.
+  and enters as a new sequence (not for a while loop, which may stop early);
+  a loop whose outputs all are such computations (or sequence slices) is
+  replaced by them.
 
 Both build a new ``Scan`` on a new inner graph; the op's inner graph is
 never changed in place.
@@ -66,6 +68,10 @@ def scan_push_out_seq(fgraph, node):
 
     op = node.op
     info, lay = op.info, op.layout
+    if info.as_while:
+        # a while loop may stop long before the end of its sequences: work done on
+        # whole sequences would be done for steps that never run
+        return False
     inner_in, inner_out = list(op.fgraph.inputs), list(op.fgraph.outputs)
     seq_inner = inner_in[: info.n_seqs]
     non_seq_inner = inner_in[lay.i_non_seqs :]
@@ -92,6 +98,9 @@ def scan_push_out_seq(fgraph, node):
         else:
             outer_of[n.outputs[0]] = n.op(*args)
             pushed.append(n.outputs[0])
+    direct = _outputs_taken_from_outside(node, outer_of)
+    if direct:
+        return direct
     if not pushed:
         return False
     used = set()
@@ -112,6 +121,34 @@ def scan_push_out_seq(fgraph, node):
     outer = list(node.inputs)
     outer = outer[: lay.o_states] + [outer_of[b] for b in boundary] + outer[lay.o_states :]
     return new_op(*outer, return_list=True)
+
+
+def _outputs_taken_from_outside(node, outer_of):
+    """The replacements of a loop whose outputs are all sequence slices or work pushed
+    out of the body (no state): the whole sequence (or the pushed-out result) is each
+    output, and the loop is gone. A loop that keeps some work keeps all its outputs,
+    as PyTensor's does."""
+    from lucent.tensor.basic import _static_int
+
+    op = node.op
+    lay = op.layout
+    if lay.n_states or op.info.n_untraced_sit_sot:
+        return {}
+    n_steps = node.inputs[0]
+    n_const = _static_int(n_steps)
+    direct = {}
+    for k in range(op.info.n_nit_sot):
+        j = lay.out_nit + k
+        value = outer_of.get(op.fgraph.outputs[j])
+        size = node.inputs[lay.o_nit + k]
+        # only an output that stores every step (not a ring) is the whole value
+        if value is None or not (size is n_steps or (n_const is not None and _static_int(size) == n_const)):
+            return {}
+        out = node.outputs[j]
+        if value.type != out.type:
+            value = out.type.filter_variable(value)
+        direct[out] = value
+    return direct
 
 
 __all__ = ["scan_push_out_non_seq", "scan_push_out_seq"]

@@ -260,3 +260,72 @@ assert fg_in.outputs[0].owner.inputs[0].owner.op.destroy_map == {0: [1]}
 fg_m = FunctionGraph(outputs=[s1, s2], clone=True)
 ScanMerge().apply(fg_m)
 assert sum(isinstance(n.op, Scan) for n in fg_m.apply_nodes) == 1
+
+# --- gradients next to random draws, integer inputs, disconnected states ---------------------
+from pytensor.gradient import DisconnectedInputError  # noqa: E402
+from pytensor.graph.fg import MissingInputError  # noqa: E402
+from pytensor.tensor.random.utils import RandomStream  # noqa: E402
+
+ru, rx0 = pt.matrix("ru"), pt.vector("rx0")
+
+
+def noisy(u_t, x_tm1):
+    return u_t * 2.0 + x_tm1 + RandomStream(5).uniform(low=-1.0, high=1.0, size=(2,))
+
+
+rxs, rupd = scan(noisy, sequences=[ru], outputs_info=[rx0])
+rgu, rgx0 = pytensor.grad(rxs.sum(), [ru, rx0])
+rvals = function([ru, rx0], [rgu, rgx0], updates=rupd)(np.ones((3, 2), dtype=floatX), np.zeros(2, dtype=floatX))
+assert_allclose(rvals[0], 2.0 * np.array([[3.0, 3.0], [2.0, 2.0], [1.0, 1.0]]))
+assert_allclose(rvals[1], [3.0, 3.0])
+
+ku, kk, kx0, kz0 = pt.vector("ku"), pt.ivector("kk"), pt.vector("kx0"), pt.vector("kz0")
+kx, kz = scan(lambda u_t, k_t, x, z: [x * u_t + pt.cast(k_t, floatX), x + 1.0],
+              sequences=[ku, kk], outputs_info=[kx0, kz0], return_updates=False)
+kcost = (kx + kz).sum()
+kfn = function([ku, kk, kx0, kz0], pytensor.grad(kcost, kk), on_unused_input="ignore")
+kval = kfn(np.ones(3, dtype=floatX), np.arange(3, dtype="int32"), np.ones(3, dtype=floatX), np.ones(3, dtype=floatX))
+assert_allclose(kval, np.zeros(3))
+try:
+    pytensor.grad(kcost, kz0)  # the z state is never read by the step
+    raise AssertionError("expected DisconnectedInputError")
+except DisconnectedInputError:
+    pass
+
+# --- an update may only read what the step was given ------------------------------------------
+cnt, inc = pytensor.shared(np.asarray(0.0, dtype=floatX)), pt.scalar("inc")
+try:
+    scan(lambda: (pt.zeros(()), {cnt: cnt + inc}), n_steps=3)
+    raise AssertionError("expected MissingInputError")
+except MissingInputError:
+    pass
+
+# --- memory rewrites: only the steps and rows read are kept, last-read states untraced ---------
+mx0 = pt.scalar("mx0")
+mxs = scan(lambda x: x + 1, outputs_info=[mx0], n_steps=10, return_updates=False)
+mf = function([mx0], mxs[-3], mode="FAST_RUN")
+[mnode] = [n for n in mf.maker.fgraph.apply_nodes if isinstance(n.op, Scan)]
+assert int(mnode.inputs[0].data) == 8  # the last two steps are not run
+assert_allclose(mf(0), 8)
+
+mseq = pt.vector("mseq")
+mh0 = pt.scalar("mh0")
+mh, ma, mb, mc = scan(lambda s, h: (h + s, h * s + 1.0, h * s + 2.0, h * s + 3.0), sequences=[mseq],
+                      outputs_info=[mh0, None, None, None], n_steps=20, return_updates=False)
+mf = function([mseq, mh0], [ma[-7], mb[-3:-1], mc[-6:], mh[-1]], mode="FAST_RUN")
+[mnode] = [n for n in mf.maker.fgraph.apply_nodes if isinstance(n.op, Scan)]
+assert [int(v.data) for v in mnode.op.outer_nitsot(mnode.inputs)] == [7, 3, 6]
+mv = np.arange(20, dtype=floatX)
+mhist = np.concatenate([[0.0], np.cumsum(mv)])[:-1]  # the state each step reads
+mres = mf(mv, 0.0)
+assert_allclose(mres[0], mhist[-7] * mv[-7] + 1)
+assert_allclose(mres[1], mhist[-3:-1] * mv[-3:-1] + 2)
+assert_allclose(mres[2], mhist[-6:] * mv[-6:] + 3)
+assert_allclose(mres[3], mv.sum())
+
+macc = reduce(lambda v, acc: acc + v, mseq, pt.constant(np.asarray(0.0, dtype=floatX)), return_updates=False)
+mf = function([mseq], macc, mode=pytensor.compile.mode.get_mode("FAST_RUN").excluding("inplace"))
+[mnode] = [n for n in mf.maker.fgraph.apply_nodes if isinstance(n.op, Scan)]
+assert mnode.op.info.n_sit_sot == 0 and mnode.op.info.n_untraced_sit_sot == 1
+assert mnode.inputs[2].type.ndim == 0
+assert_allclose(mf(mv), mv.sum())

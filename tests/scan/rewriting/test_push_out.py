@@ -26,9 +26,9 @@ def test_rewrites_on_fast_run():
     assert "Exp" not in str(node.op.fgraph.outputs) and inner_ops <= {"Dot", "Add", "Tanh", "Elemwise", "Gemv"}
     assert all("Exp" not in str(n.op) and "Mul" not in str(n.op) for n in node.op.fgraph.toposort())
     assert node.op.info.n_nit_sot == 0  # the unused output is gone
-    # only the last state is stored: a one-row buffer
-    buf = node.inputs[node.op.layout.o_states]
-    assert buf.type.shape[0] == 1
+    # only the last state is read: it is carried as one value, not a buffer
+    assert node.op.info.n_sit_sot == 0 and node.op.info.n_untraced_sit_sot == 1
+    assert node.inputs[node.op.layout.o_untraced].type.ndim == 1
     rng = np.random.default_rng(0)
     Wv, Xv, h0v, bv = 0.3 * rng.normal(size=(3, 3)), rng.normal(size=(40, 3)), np.zeros(3), rng.normal(size=3)
     h = h0v
@@ -37,3 +37,22 @@ def test_rewrites_on_fast_run():
     assert_allclose(f(Xv, h0v, Wv, bv), h)
     g = lucent.function([X, h0, W, b], hs[-1], mode="FAST_COMPILE")
     assert_allclose(g(Xv, h0v, Wv, bv), h)
+
+
+def test_a_loop_computing_from_sequences_alone_is_taken_from_outside():
+    x, h0 = lt.vector("x"), lt.scalar("h0")
+    hs, doubled = scan(lambda x_t, h: [h + x_t, x_t * 2.0], sequences=[x], outputs_info=[h0, None],
+                       return_updates=False)
+    copied = scan(lambda x_t: x_t, sequences=[x], return_updates=False)
+    v = np.array([1.0, -2.0, 0.5])
+    for mode in (lucent.compile.mode.Mode(linker="py", optimizer="fast_run"), "FAST_RUN"):
+        f = lucent.function([x, h0], [hs, doubled], mode=mode)
+        (node,) = _scan_nodes(f)
+        # the loop keeps its work, so it keeps ``doubled`` too (2 * x is a new sequence)
+        assert node.op.info.n_nit_sot == 1 and "Mul" not in str(node.op.fgraph.outputs)
+        got = f(v, 1.0)
+        assert_allclose(got[0], 1.0 + np.cumsum(v))
+        assert_allclose(got[1], 2.0 * v)
+        g = lucent.function([x], copied, mode=mode)
+        assert not _scan_nodes(g)
+        assert_allclose(g(v), v)

@@ -108,8 +108,14 @@ def _generate_inner(fgraph, order, kernels, plan=None):
 @numba_funcify.register(HasInnerGraph)
 def numba_funcify_inner_graph(op, node=None, **kwargs):
     """The inner graph of ``op`` compiled into one kernel (see module docstring)."""
-    from lucent.link.numba.cache import Uncacheable, load_graph_function
-    from lucent.link.numba.codegen import _cache_key, _check_types, _kernels_for, schedule
+    from lucent.link.numba.cache import Uncacheable
+    from lucent.link.numba.codegen import (
+        _cache_key,
+        _call_site_kernels,
+        _check_types,
+        _kernels_for,
+        schedule,
+    )
     from lucent.link.numba.linker import _PythonFallback
 
     fgraph = rewritten_inner_graph(op)
@@ -142,12 +148,57 @@ def numba_funcify_inner_graph(op, node=None, **kwargs):
     # Like a graph function, the kernel is a module named by what decides its
     # code (the generated text and the inner graph's structural key), so the
     # outer graph's cached machine code finds it again in a new process.
-    digest = hashlib.sha256((source + inner_key).encode()).hexdigest()
-    kernel, _ = load_graph_function(
-        f"inner{digest}", source, namespace, cacheable=True, name="inner_graph_fn"
+    calls = kernel_call_mode()
+    digest = hashlib.sha256((source + inner_key + calls).encode()).hexdigest()
+    kernel = load_with_kernel_calls(
+        f"inner{digest}", source, namespace,
+        {name: (k, arity, f"inner node {label}") for name, (k, arity, label) in
+         _call_site_kernels(order, kernels, namespace).items()},
+        name="inner_graph_fn",
     )
     kernel.__lucent_origin__ = ("inner-graph", digest)
     return kernel
 
 
-__all__ = ["numba_funcify_inner_graph", "rewritten_inner_graph"]
+def kernel_call_mode():
+    """What the cache key of an inner function says about how it calls its kernels."""
+    from lucent.configdefaults import config
+    from lucent.link.numba import kernel_calls
+
+    if config.numba__kernel_calls == "slots":
+        return f"slots{kernel_calls.KERNEL_CALLS_VERSION}"
+    return "link"
+
+
+def load_with_kernel_calls(key, source, namespace, called, name):
+    """The cached dispatcher of an inner function, calling the kernels ``called`` through slots.
+
+    An inner function (a loop body, a branch, an ``OpFromGraph``) is itself
+    called through a slot by the function around it, so its own kernels must
+    be too: a kernel linked into it would be emitted again in every inner
+    function and, through nested loops, once per level of nesting. ``called``
+    maps the namespace names of kernels (``k3``) to ``(kernel, arity, label)``;
+    with ``config.numba__kernel_calls == 'link'`` they are linked as before.
+    """
+    from lucent.configdefaults import config
+    from lucent.link.numba import kernel_calls
+    from lucent.link.numba.cache import graph_module_path, load_graph_function
+
+    sites = []
+    if config.numba__kernel_calls == "slots":
+        namespace = dict(namespace)
+        sites = kernel_calls.make_call_sites(
+            namespace, called, kernel_calls.unique_prefix(key, cacheable=True)
+        )
+    dispatcher, _ = load_graph_function(key, source, namespace, cacheable=True, name=name)
+    if sites:
+        kernel_calls.prepare(dispatcher, sites, key, graph_module_path(key))
+    return dispatcher
+
+
+__all__ = [
+    "kernel_call_mode",
+    "load_with_kernel_calls",
+    "numba_funcify_inner_graph",
+    "rewritten_inner_graph",
+]

@@ -16,21 +16,61 @@ literals:
 * a while loop (``until``) leaves the loop after the first step whose
   condition holds, and its outputs keep the steps that ran.
 
-No Python runs between iterations. A scan with a state that is not a tensor
-(an ``untraced_sit_sot``, e.g. a random generator) has no kernel here: the
-linker runs its ``perform``.
+* an untraced tensor state (``untraced_sit_sot``) is one value carried
+  from step to step and returned last.
+
+No Python runs between iterations. A scan carrying a state that is not a
+tensor (a random generator) has no kernel here: the linker runs its
+``perform``.
 """
 
 from __future__ import annotations
 
 import hashlib
 
+import numba
+import numpy as np
+
 from lucent.link.numba.dispatch.basic import NoNumbaImplementation, numba_funcify
 from lucent.link.numba.dispatch.shape import dtype_text
 from lucent.scan.op import Scan
 
-#: Part of the disk-cache key of graphs holding a scan: bump when the generated loop changes.
-SCAN_KERNEL_VERSION = 2
+#: Part of the disk-cache key of loops and of the graphs holding them: bump when the
+#: generated loop or its helpers (``_as_0d``, ``_finish``) change.
+SCAN_KERNEL_VERSION = 6
+
+
+@numba.njit(cache=True)
+def _as_0d(x, dtype):
+    out = np.empty((), dtype)
+    out[()] = x
+    return out
+
+
+@numba.njit(cache=True)
+def _finish(buf, total, as_while):
+    """The stored rows of a buffer, oldest first (``lucent.scan.op._finish_ring``)."""
+    store = buf.shape[0]
+    if total <= store:
+        if as_while:
+            return buf[:total].copy()
+        return buf
+    shift = total % store
+    if shift == 0:
+        return buf
+    # rotated within the buffer, which an in-place loop's output must be (a loop
+    # over rows: it compiles in a fraction of the time np.concatenate does, and
+    # there is one specialisation per dtype and rank of the loops' outputs)
+    rows = buf.copy()
+    for i in range(store):
+        buf[i] = rows[(i + shift) % store]
+    return buf
+
+
+def _helpers():
+    """The helpers every loop module calls, compiled once per process (and cached on
+    disk) rather than once per loop as copies defined in each generated module were."""
+    return {"_as_0d": _as_0d, "_finish": _finish}
 
 
 def _zero_d(dtype, expr):
@@ -63,6 +103,15 @@ def _generate(op, node):
             f"ns{k} = np.asarray({params[lay.o_nit + k]}).item()",
             f"nb{k} = np.zeros(({', '.join(['0'] * ndim)},), {dtype_text(var.type.dtype)})",
         ]
+    for k in range(info.n_untraced_sit_sot):
+        # an untraced tensor state: one value carried from step to step (a copy, so
+        # the loop never writes into or returns its input)
+        p = params[lay.o_untraced + k]
+        v = inner_in[lay.i_untraced + k]
+        if v.type.ndim == 0:
+            L.append(f"u{k} = _as_0d(np.asarray({p}).item(), {dtype_text(v.type.dtype)})")
+        else:
+            L.append(f"u{k} = np.asarray({p}).copy()")
     L += ["done = 0", "for t in range(n):"]
     body = []
     args = []
@@ -76,12 +125,14 @@ def _generate(op, node):
             v = inner_in[j]
             expr = f"b{k}[({lay.init_lens[k]} + t + ({tap})) % st{k}]"
             args.append(_zero_d(v.type.dtype, expr) if v.type.ndim == 0 else expr)
+    for k in range(info.n_untraced_sit_sot):
+        args.append(f"u{k}")
     for k in range(info.n_non_seqs):
         args.append(params[lay.o_non_seqs + k])
     n_inner_out = len(op.fgraph.outputs)
     outs = [f"o{j}" for j in range(n_inner_out)]
     target = outs[0] if n_inner_out == 1 else ", ".join(outs)
-    body.append(f"{target} = inner({', '.join(args)})")
+    body.append(f"{target} = k0({', '.join(args)})")
     for k in range(lay.n_states):
         val = f"o{k}"
         if op.fgraph.outputs[k].type.ndim == 0:
@@ -103,6 +154,13 @@ def _generate(op, node):
             ]
         val = f"np.asarray(o{j}).item()" if ndim == 0 else f"o{j}"
         body += [f"if ns{k} > 0:", f"    nb{k}[t % ns{k}] = {val}"]
+    for k in range(info.n_untraced_sit_sot):
+        j = lay.out_untraced + k
+        v = inner_in[lay.i_untraced + k]
+        if v.type.ndim == 0:
+            body.append(f"u{k} = _as_0d(np.asarray(o{j}).item(), {dtype_text(v.type.dtype)})")
+        else:
+            body.append(f"u{k} = o{j}")
     body.append("done = t + 1")
     if info.as_while:
         body += [f"if np.asarray(o{n_inner_out - 1}).item():", "    break"]
@@ -114,28 +172,16 @@ def _generate(op, node):
     for k in range(info.n_nit_sot):
         L.append(f"q{k} = _finish(nb{k}, done, {info.as_while})")
         results.append(f"q{k}")
+    for k in range(info.n_untraced_sit_sot):
+        # the last value may be a view of an input the body returned unchanged
+        L.append(f"w{k} = u{k}.copy()")
+        results.append(f"w{k}")
     if len(results) == 1:
         L.append(f"return {results[0]}")
     else:
         L.append("return (" + ", ".join(results) + ",)")
     return (
-        "import numpy as np\nimport numba\n\n"
-        "@numba.njit(cache=True)\n"
-        "def _as_0d(x, dtype):\n"
-        "    out = np.empty((), dtype)\n"
-        "    out[()] = x\n"
-        "    return out\n\n"
-        "@numba.njit(cache=True)\n"
-        "def _finish(buf, total, as_while):\n"
-        "    store = buf.shape[0]\n"
-        "    if total <= store:\n"
-        "        if as_while:\n"
-        "            return buf[:total].copy()\n"
-        "        return buf\n"
-        "    shift = total % store\n"
-        "    if shift == 0:\n"
-        "        return buf\n"
-        "    return np.concatenate((buf[shift:], buf[:shift]))\n\n"
+        "import numpy as np\n\n"
         f"def scan_fn({', '.join(params)}):\n" + "\n".join("    " + line for line in L) + "\n"
     )
 
@@ -144,14 +190,23 @@ def _generate(op, node):
 def numba_funcify_Scan(op, node=None, **kwargs):
     """The loop of ``op`` with its inner graph compiled in (see the module docstring)."""
     from lucent.link.numba.cache import load_graph_function
-    from lucent.link.numba.dispatch.builders import numba_funcify_inner_graph
+    from lucent.link.numba.dispatch.builders import (
+        kernel_call_mode,
+        load_with_kernel_calls,
+        numba_funcify_inner_graph,
+    )
 
     if node is None:
         raise NoNumbaImplementation("the Scan kernel is generated per node")
-    if op.info.n_untraced_sit_sot:
+    from lucent.tensor.type import TensorType
+
+    lay = op.layout
+    if not all(
+        isinstance(v.type, TensorType) for v in op.fgraph.inputs[lay.i_untraced : lay.i_non_seqs]
+    ):
         raise NotImplementedError(
-            f"{op} carries a state that is not a tensor (an untraced_sit_sot), which the Numba "
-            "loop cannot hold"
+            f"{op} carries a state that is not a tensor (an untraced_sit_sot such as a random "
+            "generator), which the Numba loop cannot hold"
         )
     # A step mode that must see every inner node run (MonitorMode's callbacks, a
     # Python linker) keeps the loop on perform, which compiles the body with it.
@@ -162,10 +217,21 @@ def numba_funcify_Scan(op, node=None, **kwargs):
     source = _generate(op, node)
     origin = getattr(inner, "__lucent_origin__", None)
     cacheable = origin is not None
-    digest = hashlib.sha256((source + repr(origin if cacheable else id(inner))).encode()).hexdigest()
-    kernel, _ = load_graph_function(
-        f"scan{digest}", source, {"inner": inner}, cacheable, name="scan_fn"
-    )
+    # the helpers' code is linked in but not part of ``source``: the version stands for it
+    digest = hashlib.sha256(
+        (source + repr(origin if cacheable else id(inner)) + kernel_call_mode()
+         + f"v{SCAN_KERNEL_VERSION}").encode()
+    ).hexdigest()
+    if cacheable:
+        # the body is called through a slot: its machine code is not copied into the loop's
+        kernel = load_with_kernel_calls(
+            f"scan{digest}", source, {"k0": inner, **_helpers()},
+            {"k0": (inner, len(op.fgraph.inputs), f"the body of {op}")}, name="scan_fn",
+        )
+    else:
+        kernel, _ = load_graph_function(
+            f"scan{digest}", source, {"k0": inner, **_helpers()}, False, name="scan_fn"
+        )
     kernel.__lucent_origin__ = ("scan", digest)
     return kernel
 
