@@ -153,3 +153,28 @@ for x1, x2 in zip(outs["FAST_COMPILE"], outs["FAST_RUN"]):  # lucent: bit-identi
 gen = pytensor.function([], default_rng(pt.constant(5)), mode="FAST_COMPILE")()
 assert isinstance(gen, np.random.Generator)
 assert random_generator_type.values_eq(gen, np.random.default_rng(5))
+
+# 6. Dropout masks: Bernoulli draws chained on one shared generator, a new mask each
+#    call. The reference path draws NumPy's binomial(1, p) (p on every branch of its
+#    one-trial algorithm: 0, below and above one half, 1); the fast path draws masks of
+#    0s and 1s that the masked values agree with (lucent's are NumPy's numbers too).
+probs = np.array([0.0, 0.2, 0.8, 1.0])
+for mode in ["FAST_COMPILE", "FAST_RUN"]:
+    rng = pytensor.shared(np.random.default_rng(7))
+    x = pt.dmatrix("x")
+    r1, m1 = ptr.bernoulli(0.5, size=x.shape, rng=rng, return_next_rng=True)
+    r2, m2 = ptr.bernoulli(probs, size=x.shape, rng=r1, return_next_rng=True)
+    fd = pytensor.function([x], [pt.tanh(x) * m1 / 0.5, m1, m2], updates={rng: r2}, mode=mode)
+    g = np.random.default_rng(7)
+    xv = np.linspace(-1, 1, 400).reshape(100, 4)
+    first = fd(xv)
+    second = fd(xv)
+    assert not np.array_equal(first[1], second[1])  # the generator was advanced
+    for h, mask1, mask2 in (first, second):
+        assert mask1.dtype == mask2.dtype == np.int64
+        np.testing.assert_allclose(h, np.tanh(xv) * mask1 / 0.5)
+        assert set(np.unique(mask1)) <= {0, 1} and 0.3 < mask1.mean() < 0.7
+        assert (mask2[:, 0] == 0).all() and (mask2[:, 3] == 1).all()
+        if mode == "FAST_COMPILE":
+            np.testing.assert_array_equal(mask1, g.binomial(1, 0.5, size=(100, 4)))
+            np.testing.assert_array_equal(mask2, g.binomial(1, probs, size=(100, 4)))

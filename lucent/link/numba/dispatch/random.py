@@ -9,14 +9,21 @@ what every kernel here does:
 * the parameters are checked first (``param_checks`` of the op: the same
   rules and messages as ``perform``), and ``size`` against the parameters'
   batch shapes, so a failing call has not advanced the generator;
-* a draw that is not in place works on a copy of the generator (made in
-  object mode: Numba cannot create generators), an in-place one advances
-  the generator it was given (``destroy_map``);
+* a draw that is not in place works on a copy of the generator (made by
+  Python through ``generator_copy``: Numba cannot create generators), an
+  in-place one advances the generator it was given (``destroy_map``);
 * scalar families draw with one expression per element (``_DRAWS``), which
   reproduces NumPy's method or SciPy's transformation of it (SciPy's
   ``rvs`` applies ``ppf`` to uniforms, or ``x * scale + loc`` to a NumPy
   draw); families needing two passes (``betabinom``) or a core dimension
   (``dirichlet``, ``multinomial``, ``categorical``) have their own loops.
+
+Speed comes from what is *not* done per element: a parameter that is the
+same for every element is read (and ``binomial``/``bernoulli``'s constants
+computed) once before the loop; floating parameters are made doubles first,
+as NumPy does, so Numba inlines one specialisation of each method; a
+Bernoulli draw is NumPy's one-trial inversion written without a branch on
+its coin-flip outcome; large outputs come from ``empty_output``.
 
 ``vonmises`` and ``wald``, which Numba's ``Generator`` lacks, are NumPy's
 algorithms written out on the generator's ``random``/``standard_normal``
@@ -37,6 +44,10 @@ expose.
 
 from __future__ import annotations
 
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
 from lucent.link.numba.dispatch.basic import NoNumbaImplementation, kernel_from_source, numba_funcify
 from lucent.link.numba.dispatch.shape import dtype_text
 from lucent.tensor.random import basic as rb
@@ -45,12 +56,51 @@ from lucent.tensor.shape import NoneTypeT
 from lucent.tensor.random.utils import custom_rng_deepcopy
 
 #: Bumped when the generated kernels change.
-RANDOM_KERNELS_VERSION = 2
+RANDOM_KERNELS_VERSION = 6
 
 
 def copy_generator(rng):
-    """A copy of ``rng`` in the same state (called from the kernels in object mode)."""
+    """A copy of ``rng`` in the same state (what ``generator_copy`` calls)."""
     return custom_rng_deepcopy(rng)
+
+
+@intrinsic
+def generator_copy(typingctx, rng):
+    """``copy_generator(rng)`` called from compiled code: a new ``Generator`` in the same state.
+
+    Numba cannot create generators, so the copy is made by Python. An
+    ``objmode`` block would do it too, but its lifted function is compiled
+    again when a cached kernel first runs in a new process (about a second
+    per kernel, counted as the draw's run time by the profiler); this
+    intrinsic instead emits the C-API call itself (take the GIL, box the
+    generator, call ``copy_generator``, unbox the result), so a cached
+    kernel is ready as loaded. A Python error in the copy is propagated.
+    """
+    if not isinstance(rng, types.NumPyRandomGeneratorType):
+        return None
+
+    def codegen(context, builder, signature, args):
+        (value,) = args
+        pyapi = context.get_python_api(builder)
+        gil = pyapi.gil_ensure()
+        context.nrt.incref(builder, rng, value)  # boxing steals a reference
+        boxed = pyapi.from_native_value(rng, value)
+        callee = pyapi.unserialize(pyapi.serialize_object(copy_generator))
+        copied = pyapi.call_function_objargs(callee, [boxed])
+        pyapi.decref(callee)
+        pyapi.decref(boxed)
+        with builder.if_then(cgutils.is_null(builder, copied), likely=False):
+            pyapi.gil_release(gil)
+            context.call_conv.return_exc(builder)
+        native = pyapi.to_native_value(rng, copied)
+        pyapi.decref(copied)  # the unboxed generator holds its own reference
+        with builder.if_then(native.is_error, likely=False):
+            pyapi.gil_release(gil)
+            context.call_conv.return_exc(builder)
+        pyapi.gil_release(gil)
+        return native.value
+
+    return rng(rng), codegen
 
 
 #: One draw of a scalar family from the generator ``g`` and the parameters ``x0, x1, ...``.
@@ -67,7 +117,8 @@ _DRAWS = {
     rb.LaplaceRV: "g.laplace(x0, x1)",
     rb.PoissonRV: "g.poisson(x0)",
     rb.GeometricRV: "g.geometric(x0)",
-    rb.BinomialRV: "g.binomial(x0, x1)",
+    rb.BinomialRV: ("_binomial_prep(np.int64(x0), np.float64(x1))",
+                    "_binomial_draw(g, np.int64(x0), np.float64(x1), c)"),
     rb.IntegersRV: "g.integers(x0, x1)",
     rb.InvGammaRV: "1 / g.gamma(x0, {T1}(1) / x1)",
     # SciPy's rvs: a NumPy draw (or ppf of a uniform), then ``* scale + loc``.
@@ -77,7 +128,7 @@ _DRAWS = {
     rb.CauchyRV: "_cauchy_ppf(g.uniform()) * x1 + x0",
     rb.HalfCauchyRV: "math.tan(math.pi / 2 * g.uniform()) * x1 + x0",
     rb.StudentTRV: "g.standard_t(x0) * x2 + x1",
-    rb.BernoulliRV: "g.binomial(1, x0)",
+    rb.BernoulliRV: ("_binomial_prep(1, np.float64(x0))", "_bernoulli_draw(g, c)"),
     rb.NegBinomialRV: "g.negative_binomial(x0, x1)",
     rb.GenGammaRV: "g.standard_gamma(x0 / x1) ** ({T1}(1.0) / x1) * x2",
     # NumPy computes these in double precision whatever the parameters' dtype.
@@ -107,6 +158,48 @@ def _typed(draw, node):
         dt = np.result_type(np.ones(1, dtype=var.type.dtype) / 1)
         draw = draw.replace(f"{{T{k}}}", dtype_text(dt))
     return draw
+
+
+def _double_args(draw, node):
+    """``draw`` with every argument of a ``g.<method>(...)`` call made a float64, unless integer.
+
+    NumPy's ``Generator`` converts its floating parameters to double before
+    drawing. Numba's methods instead specialise on the argument types: a
+    float32 ``loc`` gives a separate float32 specialisation that LLVM does
+    not inline into the kernel's loop (a call per draw: +60% time for
+    ``normal``) and that can compute part of the algorithm in float32. So
+    the kernel converts first, as NumPy does. Integer literals and integer
+    parameters stay integers (``binomial``'s ``n``, ``integers``' bounds).
+    """
+    import ast
+
+    import numpy as np
+
+    int_params = {
+        f"x{k}" for k, var in enumerate(node.inputs[2:])
+        if np.dtype(var.type.dtype).kind in "iub"
+    }
+
+    def is_integer(arg):
+        if isinstance(arg, ast.Constant):
+            return isinstance(arg.value, int)
+        return isinstance(arg, ast.Name) and arg.id in int_params
+
+    class Wrap(ast.NodeTransformer):
+        def visit_Call(self, call):
+            self.generic_visit(call)
+            f = call.func
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "g":
+                call.args = [
+                    a if is_integer(a) else ast.Call(
+                        ast.Attribute(ast.Name("np", ast.Load()), "float64", ast.Load()), [a], []
+                    )
+                    for a in call.args
+                ]
+            return call
+
+    tree = Wrap().visit(ast.parse(draw, mode="eval"))
+    return ast.unparse(ast.fix_missing_locations(tree))
 
 
 def _idx(name, batch_vars, core_vars=()):
@@ -154,7 +247,7 @@ def _prologue(op, node, lines):
     if op.inplace:
         lines.append("g = rng")
     else:
-        lines += ["with numba.objmode(g=_GEN):", "    g = copy_generator(rng)"]
+        lines.append("g = generator_copy(rng)")
     return batch
 
 
@@ -219,6 +312,94 @@ def _vonmises(g, mu, kappa):
     return mod
 
 
+@numba.njit(inline="always")
+def _binomial_prep(n, p):
+    # What NumPy's random_binomial decides from (n, p) alone: (branch, r, 1 - r, (1 - r)**n,
+    # bound, first step). Branch 0: no trial can succeed; 1: inversion with r = p; 2: n minus
+    # the inversion with r = 1 - p; 3: BTPE (mean of the smaller tail > 30). The inversion's
+    # constants are those NumPy keeps in its binomial_t; a kernel whose n and p are the same
+    # for every element computes them once, before its loop.
+    if n == 0 or p == 0.0:
+        return (0, p, 0.0, 0.0, 0.0, 0.0)
+    if p <= 0.5:
+        if p * n > 30.0:
+            return (3, p, 0.0, 0.0, 0.0, 0.0)
+        branch = 1
+        r = p
+    else:
+        r = 1.0 - p
+        if r * n > 30.0:
+            return (3, p, 0.0, 0.0, 0.0, 0.0)
+        branch = 2
+    s = 1.0 - r
+    mean = n * r
+    sn = np.exp(n * np.log(s))
+    bound = min(n, mean + 10.0 * np.sqrt(mean * s + 1))
+    return (branch, r, s, sn, bound, (n * r * sn) / s)
+
+
+@numba.njit(inline="always")
+def _binomial_draw(g, n, p, c):
+    # NumPy's random_binomial for the constants c = _binomial_prep(n, p).
+    branch = c[0]
+    if branch == 0:
+        return 0
+    if branch == 3:
+        return g.binomial(n, p)
+    x = _binomial_inversion(g, n, c)
+    if branch == 2:
+        return n - x
+    return x
+
+
+@numba.njit(inline="always")
+def _bernoulli_draw(g, c):
+    # _binomial_draw for one trial, which never takes BTPE (that needs a mean over 30):
+    # leaving Generator.binomial out saves compiling it (over a second per kernel).
+    branch = c[0]
+    if branch == 0:
+        return np.int64(0)
+    x = _binomial_inversion(g, 1, c)
+    if branch == 2:
+        return 1 - x
+    return x
+
+
+@numba.njit(inline="always")
+def _binomial_inversion(g, n, c):
+    # NumPy's random_binomial_inversion: walk the CDF from 0 with one uniform, restarting
+    # past the bound.
+    r = c[1]
+    s = c[2]
+    sn = c[3]
+    bits = g.bit_generator
+    if n == 1:
+        # The same walk for one trial (a Bernoulli draw): the bound is 1, so it stops at 0
+        # (u <= sn), at 1 (u - sn <= the first step) or restarts (only by rounding). The
+        # step is positive, so u - sn > step already implies u > sn: the restart test needs
+        # no test of the outcome, which is a coin flip the CPU cannot predict (a branch on
+        # it costs four times the draw). The outcome itself is computed without a branch.
+        step = c[5]
+        u = _next_double(bits)
+        while u - sn > step:
+            u = _next_double(bits)
+        return np.int64(u > sn)
+    bound = c[4]
+    x = 0
+    px = sn
+    u = _next_double(bits)
+    while u > px:
+        x = x + 1
+        if x > bound:
+            x = 0
+            px = sn
+            u = _next_double(bits)
+        else:
+            u -= px
+            px = ((n - x + 1) * r * px) / (x * s)
+    return x
+
+
 @numba.njit
 def _wald(g, mean, scale):
     # NumPy's Generator.wald: Michael, Schucany & Haas with the stable root.
@@ -240,30 +421,48 @@ def _compile(op, node, name, lines, extra_imports="", cache=None, leading=()):
     src = f"def {name}({', '.join(params)}):\n" + "\n".join("    " + ln for ln in lines) + "\n"
     imports = (
         "import numba\nfrom numba import types as _types\n"
-        "from lucent.link.numba.dispatch.random import copy_generator\n"
+        "from numba.np.random.generator_core import next_double as _next_double\n"
+        "from lucent.link.numba.dispatch.random import generator_copy\n"
         f"# random kernels v{RANDOM_KERNELS_VERSION}\n"
-        "_GEN = _types.NumPyRandomGeneratorType('NumPyRandomGeneratorType')\n"
         + extra_imports
         + _HELPERS
     )
     return kernel_from_source(src, name, imports=imports, cache=cache, fastmath=False)
 
 
-def _scalar_kernel(op, node, draw, leading=()):
+def _scalar_kernel(op, node, draw, leading=(), checks=()):
+    """One draw per element, in C order, into a fresh output.
+
+    ``draw`` is an expression in the generator ``g`` and the parameters'
+    elements ``x0, x1, ...``, or ``(prep, draw)`` where ``prep`` computes,
+    from the parameters alone, constants ``c`` the draw uses. A parameter
+    that is the same for every element (length 1 along every batch
+    dimension of its static type) is read once, before the loop, and a
+    ``prep`` of such parameters is computed there too. ``checks``: extra
+    source lines run after the parameter checks, before the generator is
+    touched.
+    """
+    prep, draw = draw if isinstance(draw, tuple) else (None, draw)
     lines = []
     batch = _prologue(op, node, lines)
+    if checks:
+        cut = next(i for i, ln in enumerate(lines) if ln.startswith(("g = rng", "g = generator_copy")))
+        lines[cut:cut] = list(checks)
     out_dtype = dtype_text(node.outputs[1].type.dtype)
     shape = "(" + "".join(f"n{d}, " for d in range(batch)) + ")"
-    lines.append(f"out = np.empty({shape}, {out_dtype})")
+    lines.append(f"out = empty_output({shape}, {out_dtype})")
     ivars = [f"i{d}" for d in range(batch)]
-    ind = ""
-    for d, v in enumerate(ivars):
-        lines.append(f"{ind}for {v} in range(n{d}):")
-        ind += "    "
-    for k in range(len(node.inputs) - 2):
-        lines.append(f"{ind}x{k} = {_idx(f'a{k}', ivars)}")
+    body = []
+    for k, var in enumerate(node.inputs[2:]):
+        if all(length == 1 for length in var.type.shape[:batch]):
+            lines.append(f"x{k} = a{k}[{', '.join(['0'] * batch) or '()'}]")
+        else:
+            body.append(f"x{k} = {_idx(f'a{k}', ivars)}")
+    if prep is not None:
+        (body if body else lines).append(f"c = {prep}")
     target = f"out[{', '.join(ivars)}]" if ivars else "out[()]"
-    lines.append(f"{ind}{target} = {_typed(draw, node)}")
+    body.append(f"{target} = {_double_args(_typed(draw, node), node)}")
+    _loop_lines(lines, ivars, body)
     lines.append("return g, out")
     return _compile(op, node, f"rv_{op.name}", lines, leading=leading)
 
@@ -283,7 +482,7 @@ def _betabinom_kernel(op, node, leading=()):
     ivars = [f"i{d}" for d in range(batch)]
     shape = "(" + "".join(f"n{d}, " for d in range(batch)) + ")"
     at = f"[{', '.join(ivars)}]" if ivars else "[()]"
-    lines += [f"pr = np.empty({shape}, np.float64)", f"out = np.empty({shape}, np.int64)"]
+    lines += [f"pr = empty_output({shape}, np.float64)", f"out = empty_output({shape}, np.int64)"]
     _loop_lines(lines, ivars, [f"pr{at} = g.beta({_idx('a1', ivars)}, {_idx('a2', ivars)})"])
     _loop_lines(lines, ivars, [f"out{at} = g.binomial({_idx('a0', ivars)}, pr{at})"])
     lines.append("return g, out")
@@ -296,7 +495,7 @@ def _dirichlet_kernel(op, node, leading=()):
     batch = _prologue(op, node, lines)
     ivars = [f"i{d}" for d in range(batch)]
     shape = "(" + "".join(f"n{d}, " for d in range(batch)) + "k)"
-    lines += ["k = a0.shape[-1]", f"out = np.empty({shape}, {dtype_text(node.outputs[1].type.dtype)})",
+    lines += ["k = a0.shape[-1]", f"out = empty_output({shape}, {dtype_text(node.outputs[1].type.dtype)})",
               "suffix = np.empty(k, np.float64)"]
     row = lambda j: _idx("a0", ivars, [j])  # noqa: E731
     o = lambda j: f"out[{', '.join(ivars + [j])}]"  # noqa: E731
@@ -339,7 +538,7 @@ def _multinomial_kernel(op, node, leading=()):
     batch = _prologue(op, node, lines)
     ivars = [f"i{d}" for d in range(batch)]
     shape = "(" + "".join(f"n{d}, " for d in range(batch)) + "k)"
-    lines += ["k = a1.shape[-1]", f"out = np.zeros({shape}, np.int64)"]
+    lines += ["k = a1.shape[-1]", f"out = empty_output({shape}, np.int64)", "out.fill(0)"]
     pj = lambda j: _idx("a1", ivars, [j])  # noqa: E731
     o = lambda j: f"out[{', '.join(ivars + [j])}]"  # noqa: E731
     body = [
@@ -366,7 +565,7 @@ def _categorical_kernel(op, node, leading=()):
     ivars = [f"i{d}" for d in range(batch)]
     shape = "(" + "".join(f"n{d}, " for d in range(batch)) + ")"
     at = f"[{', '.join(ivars)}]" if ivars else "[()]"
-    lines += ["k = a0.shape[-1]", f"u = np.empty({shape}, np.float64)", f"out = np.empty({shape}, np.int64)",
+    lines += ["k = a0.shape[-1]", f"u = empty_output({shape}, np.float64)", f"out = empty_output({shape}, np.int64)",
               "cdf = np.empty(k, np.float64)"]
     _loop_lines(lines, ivars, [f"u{at} = g.uniform()"])
     body = [
@@ -417,7 +616,7 @@ def _truncexpon_kernel(op, node, leading=()):
     batch = _prologue(op, node, lines)
     out_dtype = dtype_text(node.outputs[1].type.dtype)
     shape = "(" + "".join(f"n{d}, " for d in range(batch)) + ")"
-    lines.append(f"out = np.empty({shape}, {out_dtype})")
+    lines.append(f"out = empty_output({shape}, {out_dtype})")
     ivars = [f"i{d}" for d in range(batch)]
     body = [f"x{k} = {_idx(f'a{k}', ivars)}" for k in range(3)]
     target = f"out[{', '.join(ivars)}]" if ivars else "out[()]"
@@ -437,13 +636,13 @@ def _permutation_kernel(op, node, leading=()):
     nb = "".join(f"n{d}, " for d in range(batch))
     if op.ndims_params[0] == 0:
         lines.append(f"k = a0.ravel()[0] if a0.size else 0")
-        lines.append(f"out = np.empty(({nb}k,), {out_dtype})")
+        lines.append(f"out = empty_output(({nb}k,), {out_dtype})")
         item = _idx("a0", ivars)
         body = [f"out[{''.join(v + ', ' for v in ivars)}:] = g.permutation({item})"]
     else:
         core = op.ndims_params[0]
         core_shape = "".join(f"a0.shape[{batch + c}], " for c in range(core))
-        lines.append(f"out = np.empty(({nb}{core_shape}), {out_dtype})")
+        lines.append(f"out = empty_output(({nb}{core_shape}), {out_dtype})")
         item = _idx("a0", ivars, [":"] * core)
         at = "".join(v + ", " for v in ivars) + ", ".join([":"] * core)
         body = [f"tmp = {item}.copy()", "g.shuffle(tmp)", f"out[{at}] = tmp"]
@@ -512,25 +711,13 @@ def _scalar_kernel_with_python_checks(op, node, draw, leading=()):
     }.get(type(op))
     if lines_extra is None:
         raise NoNumbaImplementation(_OBJMODE_REASON.format(name=op.name))
-    lines = []
-    batch = _prologue(op, node, lines)
-    # The relation checks run before the generator is touched (inserted before the copy).
-    cut = next(i for i, ln in enumerate(lines) if ln.startswith("g = rng") or ln.startswith("with numba.objmode"))
-    lines[cut:cut] = lines_extra
-    out_dtype = dtype_text(node.outputs[1].type.dtype)
-    shape = "(" + "".join(f"n{d}, " for d in range(batch)) + ")"
-    lines.append(f"out = np.empty({shape}, {out_dtype})")
-    ivars = [f"i{d}" for d in range(batch)]
-    body = [f"x{k} = {_idx(f'a{k}', ivars)}" for k in range(len(node.inputs) - 2)]
-    body.append(f"{'out[' + ', '.join(ivars) + ']' if ivars else 'out[()]'} = {_typed(draw, node)}")
-    _loop_lines(lines, ivars, body)
-    lines.append("return g, out")
-    return _compile(op, node, f"rv_{op.name}", lines, leading=leading)
+    return _scalar_kernel(op, node, draw, leading=leading, checks=lines_extra)
 
 
 __all__ = [
     "numba_funcify_RandomVariable",
     "numba_funcify_RandomVariableWithCoreShape",
     "copy_generator",
+    "generator_copy",
     "RANDOM_KERNELS_VERSION",
 ]
