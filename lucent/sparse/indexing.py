@@ -281,6 +281,13 @@ class ConstructSparseFromList(Op):
         rows, cols = values.shape
         if rows != len(ilist):
             raise ValueError(f"ConstructSparseFromList: {rows} rows of values for {len(ilist)} indices")
+        n_rows = int(shape[0])
+        if len(ilist) and (ilist.min() < -n_rows or ilist.max() >= n_rows):
+            raise IndexError(
+                f"ConstructSparseFromList: an index is out of bounds for {n_rows} rows: {ilist}"
+            )
+        # Negative indices count from the end, as in the indexing this op is the gradient of.
+        ilist = np.where(ilist < 0, ilist + n_rows, ilist)
         indptr = np.arange(cols + 1) * rows
         indices = np.tile(ilist, cols)
         data = values.T.reshape(-1)

@@ -671,16 +671,16 @@ class Dot(Op):
 
         x, y = inputs
         (gz,) = output_grads
-        x_vec, y_vec = x.type.ndim == 1, y.type.ndim == 1
-        x2 = x.dimshuffle("x", 0) if x_vec else x
-        y2 = y.dimshuffle(0, "x") if y_vec else y
-        gz2 = gz.dimshuffle("x", 0) if x_vec else (gz.dimshuffle(0, "x") if y_vec else gz)
-        gx = dot(gz2, y2.T) if sb._is_sparse_variable(y2) else dense_dot(gz2, y2.T)
-        gy = dot(x2.T, gz2) if sb._is_sparse_variable(x2) else dense_dot(x2.T, gz2)
-        if x_vec:
-            gx = gx[0]
-        if y_vec:
-            gy = gy[:, 0]
+        # A sparse operand is a matrix, so at most the other one is a vector.
+        # Both gradients of ``x @ v`` are then products with a vector
+        # already (``X.T @ gz`` is the hot half of a regression step): no
+        # one-column matrix is built and taken apart again.
+        if y.type.ndim == 1:
+            return [dense_dot(gz.dimshuffle(0, "x"), y.dimshuffle("x", 0)), dot(x.T, gz)]
+        if x.type.ndim == 1:
+            return [dot(gz, y.T), dense_dot(x.dimshuffle(0, "x"), gz.dimshuffle("x", 0))]
+        gx = dot(gz, y.T) if sb._is_sparse_variable(y) else dense_dot(gz, y.T)
+        gy = dot(x.T, gz) if sb._is_sparse_variable(x) else dense_dot(x.T, gz)
         return [gx, gy]
 
     def infer_shape(self, fgraph, node, input_shapes):

@@ -266,3 +266,66 @@ np.testing.assert_allclose(bd.toarray()[:3, :3], ad)
 assert isinstance(pt.dot(xs, m1).owner.op, psm.StructuredDot)
 
 print("sparse compat script (round 4): OK")
+
+# --- structure ops compiled in the default mode: dtypes, empty and unsorted matrices ---------
+from pytensor.sparse import construct_sparse_from_list
+
+
+def _unsorted(m):
+    """``m`` with the indices of each row / column stored in reverse order."""
+    m = m.copy()
+    for k in range(len(m.indptr) - 1):
+        lo, hi = m.indptr[k], m.indptr[k + 1]
+        m.indices[lo:hi] = m.indices[lo:hi][::-1].copy()
+        m.data[lo:hi] = m.data[lo:hi][::-1].copy()
+    m.has_sorted_indices = False
+    return m
+
+
+rows_i = np.array([0, 2, -1])
+for dtype in ("float32", "int64"):
+    xr = sparse.csr_matrix("xr", dtype=dtype)
+    yc = sparse.csc_matrix("yc", dtype=dtype)
+    dm = pt.matrix("dm", dtype=dtype)
+    outs = [
+        sparse.remove0(xr),
+        sparse.ensure_sorted_indices(yc),
+        sparse.diag(xr[:3, :3]),
+        xr[::-1, 1:3],
+        yc[1:, ::2],
+        sparse.get_item_scalar(yc, (2, -1)),
+        sparse.get_item_list(xr, rows_i),
+        sparse.get_item_list(yc, rows_i),
+        sparse.get_item_2lists(yc, rows_i, np.array([1, 0, 3])),
+        sparse.eq(xr, sparse.csr_from_dense(dm)),
+        sparse.lt(xr, dm),
+        sparse.ge(yc, dm),
+        construct_sparse_from_list(dm, dm[:3], np.array([0, 2, 2])),
+    ]
+    fn = pytensor.function([xr, yc, dm], outs)
+    base = sp.csr_matrix(np.array([[0, 2, 0, 1], [3, 0, 0, 0], [0, 0, 4, -5], [1, 0, 0, 2]], dtype=dtype))
+    base.data[0] = 0  # an explicit zero
+    for xv, yv in ((base, _unsorted(base.tocsc())), (_unsorted(base), base.tocsc()),
+                   (sp.csr_matrix((4, 4), dtype=dtype), sp.csc_matrix((4, 4), dtype=dtype))):
+        xd, yd = xv.toarray(), yv.toarray()
+        dv = np.arange(16, dtype=dtype).reshape(4, 4) % 3
+        r = fn(xv.copy(), yv.copy(), dv)
+        assert r[0].format == "csr" and np.count_nonzero(r[0].data) == r[0].nnz
+        np.testing.assert_array_equal(r[0].toarray(), xd)
+        assert r[1].format == "csc" and np.array_equal(r[1].toarray(), yd)
+        assert all(np.all(np.diff(r[1].indices[r[1].indptr[k]:r[1].indptr[k + 1]]) > 0) for k in range(4))
+        np.testing.assert_array_equal(r[2], np.diag(xd[:3, :3]))
+        np.testing.assert_array_equal(r[3].toarray(), xd[::-1, 1:3])
+        np.testing.assert_array_equal(r[4].toarray(), yd[1:, ::2])
+        assert r[5] == yd[2, -1]
+        np.testing.assert_array_equal(r[6].toarray(), xd[rows_i])
+        np.testing.assert_array_equal(r[7].toarray(), yd[rows_i])
+        np.testing.assert_array_equal(r[8], yd[rows_i, [1, 0, 3]])
+        np.testing.assert_array_equal(r[9].toarray(), (xd == dv).astype(np.uint8))
+        np.testing.assert_array_equal(np.asarray(r[10]), (xd < dv).astype(np.uint8))
+        np.testing.assert_array_equal(np.asarray(r[11]), (yd >= dv).astype(np.uint8))
+        scattered = np.zeros((4, 4), dtype)
+        np.add.at(scattered, [0, 2, 2], dv[:3])
+        np.testing.assert_array_equal(r[12].toarray(), scattered)
+
+print("sparse compat script (round 5): OK")
