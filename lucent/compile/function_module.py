@@ -121,8 +121,14 @@ class FunctionMaker:
         self._check_missing(out_vars + update_vars)
 
         if fgraph is None:
+            # The graph is cloned but its inputs are the caller's own variables
+            # (as in PyTensor), so the compiled graph's nodes can be fed back to
+            # ``function`` with those inputs. An input computed by a node (its
+            # value is given instead) must be cloned to become a graph input.
+            input_vars = [i.variable for i in self.inputs]
             fgraph = FunctionGraph(
-                [i.variable for i in self.inputs], out_vars + update_vars, clone=True
+                input_vars, out_vars + update_vars, clone=True,
+                copy_inputs=any(v.owner is not None for v in input_vars),
             )
             n = len(out_vars)
             fgraph.update_mapping = {n + j: k for j, k in enumerate(self.update_inputs)}

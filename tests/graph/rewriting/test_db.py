@@ -30,13 +30,15 @@ def test_fast_run_runs_every_stage_in_order():
     # Inline OpFromGraph bodies and record (then drop) assume() facts before
     # the algebra, so every later stage sees plain graphs.
     # Scan's stages move loop-invariant work out of loops right after canonicalize and
-    # merge loops over the same steps and shrink loop buffers after stabilize; loops
+    # merge loops over the same steps, drop unread steps, shrink loop buffers and carry
+    # states read only at the end as one value after stabilize; loops
     # become in-place before the other in-place stages, ifelse's in-place stage follows.
     expected = [
         "merge", "inline_ofg_expansion", "drain_specify_assumptions", "canonicalize",
         "scan_input_and_output_cleanup0", "scan_push_out_non_seq", "scan_push_out_seq",
         "scan_remove_unused", "stabilize", "scan_merge", "scan_input_and_output_cleanup2",
-        "scan_reduce_trace_prealloc", "specialize", "merge", "fusion", "merge",
+        "scan_reduce_nsteps", "scan_reduce_trace_prealloc", "scan_sit_sot_to_untraced",
+        "specialize", "merge", "fusion", "merge",
         "scan_input_and_output_cleanup3",
         "scan_make_inplace", "inplace", "cond_make_inplace", "scan_inner_graph",
     ]
