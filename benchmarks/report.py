@@ -15,6 +15,7 @@ COLUMNS = (
     "backend",
     "median call",
     "vs NumPy",
+    "vs 1 thread",
     "compile cold",
     "compile warm",
     "agrees",
@@ -35,6 +36,7 @@ class Row:
     agree: bool | None = None  # None: the NumPy reference itself, or no check
     error: str | None = None
     ratio: float | None = None
+    thread_ratio: float | None = None  # multi-threaded backends: median / the one-thread median
     is_group_row: bool = True  # carries the group's target (c's total does)
     target: str = ""
 
@@ -72,12 +74,17 @@ def _row(case, backend, phases):
         group=case.group,
         backend=backend,
         median_s=warm.get("median_s"),
-        cold_s=None if backend == "numpy" else cold.get("compile_s"),
-        warm_s=None if backend == "numpy" else warm.get("compile_s"),
+        cold_s=None if _is_numpy(backend) else cold.get("compile_s"),
+        warm_s=None if _is_numpy(backend) else warm.get("compile_s"),
         agree=warm.get("agree"),
         error=error,
         is_group_row=single,
     )
+
+
+def _is_numpy(backend):
+    known = workloads.BACKENDS_BY_NAME.get(backend)
+    return backend == "numpy" or (known is not None and known.kind == "numpy")
 
 
 def _group_totals(rows):
@@ -118,10 +125,15 @@ def _sum_rows(group, backend, parts):
 
 def _add_ratios(rows):
     numpy_time = {r.workload: r.median_s for r in rows if r.backend == "numpy"}
+    times = {(r.workload, r.backend): r.median_s for r in rows}
     for row in rows:
         ref = numpy_time.get(row.workload)
         if ref and row.median_s is not None:
             row.ratio = row.median_s / ref
+        backend = workloads.BACKENDS_BY_NAME.get(row.backend)
+        single = times.get((row.workload, backend.single)) if backend is not None and backend.single else None
+        if single and row.median_s is not None:
+            row.thread_ratio = row.median_s / single
 
 
 def skipped_rows(skipped):
@@ -148,6 +160,7 @@ def target_text(row, quick):
     checks = [
         ("", row.median_s, target.call, fmt_time),
         ("", row.ratio, target.ratio, lambda r: f"{r:.2f}x NumPy"),
+        ("", row.thread_ratio, target.thread_ratio, lambda r: f"{r:.2f}x 1 thread"),
         ("cold ", row.cold_s, target.cold, fmt_time),
         ("warm ", row.warm_s, target.warm, fmt_time),
     ]
@@ -186,13 +199,14 @@ def _cells(row, error_width=None):
         median = row.error if row.error.startswith("skipped") else f"ERROR: {row.error}"
         if error_width and len(median) > error_width and not row.error.startswith("skipped"):
             median = median[: error_width - 3] + "..."
-        return [row.workload, row.backend, median, "", "", "", "", row.target]
+        return [row.workload, row.backend, median, "", "", "", "", "", row.target]
     agree = {True: "yes", False: "NO - MISMATCH", None: "ref" if row.backend == "numpy" else "-"}
     return [
         row.workload,
         row.backend,
         fmt_time(row.median_s),
         "-" if row.ratio is None else f"{row.ratio:.2f}x",
+        "-" if row.thread_ratio is None else f"{row.thread_ratio:.2f}x",
         fmt_time(row.cold_s),
         fmt_time(row.warm_s),
         agree[row.agree],
@@ -243,6 +257,8 @@ def problems(rows):
 LEGEND = """\
 - *median call*: median wall time of one call (batched for fast calls, after warm-up, GC off).
 - *vs NumPy*: median call / NumPy's median call on the same workload (below 1 is faster).
+- *vs 1 thread*: for the multi-threaded backends (`-2t`: two threads; `jax-default-threads`:
+  XLA's own threading), median call / the same library's single-thread median call.
 - *compile cold / warm*: graph building + `function(...)` + first call - one steady call,
   in a fresh process with an empty cache directory (cold), then in a second fresh process
   sharing that directory (warm). Library import time is not included.

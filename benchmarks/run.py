@@ -7,7 +7,10 @@
 Every measurement runs in a fresh subprocess (``benchmarks/worker.py``) with
 BLAS, OpenMP and Numba limited to one thread, so the ratios compare
 compilers rather than thread counts, and so compile times include nothing a
-previous measurement left in memory. Each (workload, backend) pair gets its
+previous measurement left in memory. The multi-core backends (``-2t``, and
+JAX with its default threading) are the exception: their processes get
+their thread counts (``threads_env``) and are compared with the same
+library on one thread. Each (workload, backend) pair gets its
 own empty cache directory: a first process compiles into it ("cold"), a
 second one starts from it ("warm") and also times the calls and checks the
 results against NumPy.
@@ -63,16 +66,32 @@ def _with_flag(flags, name, value):
     return ",".join(kept + [f"{name}={value}"])
 
 
-def worker_env(cache_dir):
-    """The environment of a measurement: one thread, caches under ``cache_dir``."""
+def threads_env(threads):
+    """Thread settings of a backend: ``THREAD_ENV`` for 1, N threads for N > 1, none for 0 (library default)."""
+    if threads == 1:
+        return dict(THREAD_ENV), []
+    if threads == 0:
+        return {"BENCH_THREADS": "default"}, list(THREAD_ENV)
+    env = {name: str(threads) for name in THREAD_ENV if name != "XLA_FLAGS"}
+    env["XLA_FLAGS"] = f"--xla_cpu_multi_thread_eigen=true intra_op_parallelism_threads={threads}"
+    env["BENCH_THREADS"] = str(threads)
+    return env, []
+
+
+def worker_env(cache_dir, threads=1):
+    """The environment of a measurement: ``threads`` threads (see ``threads_env``), caches under ``cache_dir``."""
     env = dict(os.environ)
-    env.update(THREAD_ENV)
+    settings, unset = threads_env(threads)
+    env.update(settings)
+    for name in unset:
+        env.pop(name, None)
     # Measure a default Python: it caches bytecode (a warm start of any
     # library reads .pyc files). Some sandboxes switch that off globally.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["LUCENT_FLAGS"] = _with_flag(
         env.get("LUCENT_FLAGS"), "base_compiledir", os.path.join(cache_dir, "lucent")
     )
+    env["LUCENT_FLAGS"] = _with_flag(env["LUCENT_FLAGS"], "numba__num_threads", threads)
     env["PYTENSOR_FLAGS"] = _with_flag(
         env.get("PYTENSOR_FLAGS"), "base_compiledir", os.path.join(cache_dir, "pytensor")
     )
@@ -101,7 +120,7 @@ def call_worker(python, args, env, timeout):
 def measure(python, case, backend, quick, timeout, scratch):
     """Cold then warm measurement of one pair, each in a fresh process."""
     cache_dir = tempfile.mkdtemp(prefix=f"{case.key}-{backend.name}-", dir=scratch)
-    env = worker_env(cache_dir)
+    env = worker_env(cache_dir, backend.threads)
     phases = {}
     for phase in ("cold", "warm"):
         args = ["run", case.key, backend.name, "--phase", phase] + (["--quick"] if quick else [])
@@ -197,6 +216,11 @@ def header_info(args, interpreters, chosen, results, skipped):
             machine.append(f"{label} interpreter: {_describe(interpreters[role][1], libs)}")
     notes = ["Single thread: " + ", ".join(f"{k}={v}" for k, v in THREAD_ENV.items()
                                            if k != "XLA_FLAGS") + "; XLA single-threaded"]
+    multi = [b.name for b in chosen if b.threads != 1]
+    if multi:
+        notes.append("Multi-core backends (compared with one thread in *vs 1 thread*): " + ", ".join(
+            f"{b.name} ({b.threads} threads)" if b.threads else f"{b.name} (library default threading)"
+            for b in chosen if b.threads != 1))
     if args.quick:
         notes.append("--quick: every size shrunk about 100x; targets are not judged")
     for name, descriptions in _mode_reprs(results).items():

@@ -18,12 +18,14 @@ their own lines around it).
 import os
 
 # Single-threaded before NumPy (or any BLAS) is imported; run.py sets these
-# too, this only covers running the worker by hand.
-for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-os.environ.setdefault(
-    "XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-)
+# too, this only covers running the worker by hand. A multi-core measurement
+# (BENCH_THREADS set by run.py) keeps the thread settings it was given.
+if "BENCH_THREADS" not in os.environ:
+    for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+    os.environ.setdefault(
+        "XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    )
 
 import argparse  # noqa: E402
 import gc  # noqa: E402

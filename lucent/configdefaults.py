@@ -61,6 +61,19 @@ def _lazy_flag(value):
     raise ValueError(f"vm__lazy takes None, False or True, not {value!r}")
 
 
+def _thread_count(value):
+    """A non-negative thread count (0: Numba's own setting)."""
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        count = None
+    if count is None or isinstance(value, bool) or count < 0 or count != float(value):
+        raise ValueError(
+            f"numba__num_threads must be a non-negative integer (0 for Numba's own thread count), got {value!r}"
+        )
+    return count
+
+
 def _add_core_flags(config):
     config.add("floatX", "Default float dtype for symbolic variables and Python floats.",
                EnumStr("float64", ["float32", "float16"]))
@@ -117,6 +130,12 @@ def _add_core_flags(config):
                "terminal, a widget in a notebook with the lucent extension loaded).",
                BoolParam(True))
     config.add("numba__fastmath", "Let Numba use fast-math for elementwise loops.", BoolParam(False))
+    config.add("numba__num_threads",
+               "Threads of the Numba backend: 1 (the default) runs single-threaded; N > 1 splits "
+               "large elementwise loops and reductions into N parallel chunks (small ones stay on "
+               "the calling thread) and lets BLAS use N threads; 0 takes Numba's own setting "
+               "(numba.get_num_threads(), from NUMBA_NUM_THREADS). Read when a function is compiled.",
+               ConfigParam(1, validate=_thread_count))
     config.add("on_opt_error", "What to do when a rewrite raises: warn and skip it, raise, or skip silently.",
                EnumStr("warn", ["raise", "ignore"]))
     config.add("cache_uncacheable", "What to do when a graph cannot be cached on disk.",

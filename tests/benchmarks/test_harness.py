@@ -72,3 +72,16 @@ def test_a_disagreeing_backend_is_reported_loudly():
                      agree=False)
     assert any("MISMATCH" in line for line in report.problems([row]))
     assert "MISMATCH" in report.markdown_table([row])
+
+
+def test_multi_core_rows_are_compared_with_one_thread():
+    report, workloads = _import_harness_modules("report", "workloads")
+    two = workloads.BACKENDS_BY_NAME["lucent-FAST_RUN-2t"]
+    assert two.threads == 2 and two.single == "lucent-FAST_RUN" and two.applies_to("b")
+    assert not two.applies_to("a")
+    rows = [report.Row(workload="b", group="b", backend=name, median_s=t)
+            for name, t in (("numpy", 0.5), ("lucent-FAST_RUN", 0.2), ("lucent-FAST_RUN-2t", 0.1))]
+    report._add_ratios(rows)
+    assert rows[2].thread_ratio == 0.5 and rows[1].thread_ratio is None
+    assert report.target_text(rows[2], quick=False) == "<= 0.59x 1 thread: met"
+    assert "| vs 1 thread |" in report.markdown_table(rows)

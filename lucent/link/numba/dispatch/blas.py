@@ -27,6 +27,7 @@ import numpy as np
 
 from lucent.link.numba.dispatch.basic import numba_funcify
 from lucent.link.numba.dispatch.cblas import CBLAS_VERSION, extent_lines, gemm_symbol, operand_lines, row_major_test
+from lucent.link.numba.dispatch.threads import kernel_threads
 from lucent.link.numba.dispatch.shape import dtype_text, esc, fail, loops, make_kernel
 from lucent.tensor.blas import Dot22, Gemm, Gemv, Ger
 from lucent.tensor.math import Dot, MatMul
@@ -87,6 +88,7 @@ def _cblas(dtype):
     found = gemm_symbol(dtype) if str(dtype) in ("float32", "float64") else None
     if found is None:
         return None
+    kernel_threads()  # BLAS gets config.numba__num_threads threads when that is above 1
     # The exported name and integer width are part of the text: a different
     # BLAS gives different kernels, never a stale cached one.
     return (

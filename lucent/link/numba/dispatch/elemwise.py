@@ -33,6 +33,7 @@ from numba.extending import overload, register_jitable
 
 from lucent.link.numba.dispatch.basic import kernel_from_source, numba_funcify
 from lucent.link.numba.dispatch.scalar import VECMATH_IMPORT, scalar_program
+from lucent.link.numba.dispatch.threads import PARALLEL_MIN, chunk_bounds, kernel_threads, parallel_decorator
 from lucent.tensor.elemwise import DimShuffle, Elemwise
 
 ELEMWISE_VERSION = 2
@@ -188,8 +189,9 @@ def broadcast_shape_lines(in_static, nd, who="Elemwise"):
 class ElemwiseCodegen:
     """Source of the kernel of one Elemwise node; see the module docstring."""
 
-    def __init__(self, op, node):
+    def __init__(self, op, node, threads=1):
         self.op = op
+        self.threads = threads
         self.node = node
         self.nin = len(node.inputs)
         self.nd = node.outputs[0].type.ndim
@@ -276,26 +278,56 @@ class ElemwiseCodegen:
         """In-place kernels with range checks write blocks into buffers first."""
         return bool(self.checks) and bool(self.inplace)
 
-    def _flat_lines(self):
-        reads = []
-        pre = []
+    def _flat_operands(self):
+        """Lines binding the flat operands, the element reads, and the names passed to the parallel part."""
+        reads, pre, names = [], [], []
         for j in range(self.nin):
             if self._kind(j) == "scalar":
                 pre.append(f"s{j} = i{j}[{', '.join(['0'] * self.nd)}]" if self.nd else f"s{j} = i{j}[()]")
                 reads.append(f"s{j}")
+                names.append(f"s{j}")
             else:
                 pre.append(f"f{j} = flat_view(i{j})")
                 reads.append(f"f{j}[k]")
+                names.append(f"f{j}")
         for o in range(len(self.out_dtypes)):
             pre.append(f"g{o} = flat_view(out{o})")
+            names.append(f"g{o}")
+        return pre, reads, names
+
+    def _flat_loop(self, reads, start, n):
+        """The blocked loop over ``range(start, start + n)`` of the flat operands (buffers first)."""
         stores = [f"g{o}[k]" for o in range(len(self.out_dtypes))]
-        buffered, copy_back = None, None
+        pre, buffered, copy_back = [], None, None
         if self._bufs():
             for o, dt in enumerate(self.out_dtypes):
                 pre.append(f"buf{o} = np.empty({BLOCK}, np.{dt})")
-            buffered = [f"buf{o}[k - blk]" for o in range(len(self.out_dtypes))]
-            copy_back = [f"g{o}[k] = buf{o}[k - blk]" for o in range(len(self.out_dtypes))]
-        return pre + self._blocked("k", reads, stores, buffered, copy_back, "size", "0")
+            at = "k - blk" if start == "0" else f"k - {start} - blk"
+            buffered = [f"buf{o}[{at}]" for o in range(len(self.out_dtypes))]
+            copy_back = [f"g{o}[k] = buf{o}[{at}]" for o in range(len(self.out_dtypes))]
+        return pre + self._blocked("k", reads, stores, buffered, copy_back, n, start)
+
+    def _flat_lines(self):
+        pre, reads, names = self._flat_operands()
+        serial = self._flat_loop(reads, "0", "size")
+        if self.threads <= 1:
+            return pre + serial
+        call = f"elemwise_parallel({', '.join(names)}, size)"
+        return pre + [f"if size >= {PARALLEL_MIN}:", f"    {call}", "else:"] + _indent(serial, 1)
+
+    def parallel_source(self):
+        """The chunked flat loop run by ``threads`` threads (see :mod:`.threads`), or ``""``."""
+        if self.threads <= 1 or not self._flat_ok():
+            return ""
+        _, reads, names = self._flat_operands()
+        body = [f"for c in numba.prange({self.threads}):"]
+        chunk = chunk_bounds("c", self.threads, "size") + ["n = hi - lo"] + self._flat_loop(reads, "lo", "n")
+        body += _indent(chunk, 1)
+        head = parallel_decorator(**KERNEL_OPTIONS)
+        return f"{head}\ndef elemwise_parallel({', '.join(names)}, size):\n" + "\n".join(_indent(body, 1)) + "\n\n\n"
+
+    def _flat_ok(self):
+        return self.nd > 0 and all(self._kind(j) != "partial" for j in range(self.nin))
 
     def _nested_lines(self, fast=True):
         nd = self.nd
@@ -333,8 +365,7 @@ class ElemwiseCodegen:
         args = ", ".join(f"i{j}" for j in range(self.nin))
         body = self._shape_lines() + self._alloc_lines()
         body.append("size = " + (" * ".join(f"n{d}" for d in range(self.nd)) or "1"))
-        flat_ok = self.nd > 0 and all(self._kind(j) != "partial" for j in range(self.nin))
-        if flat_ok:
+        if self._flat_ok():
             conds = [f"is_c_layout(i{j})" for j in range(self.nin) if self._kind(j) == "full"]
             conds += [f"is_c_layout(out{o})" for o in range(len(self.out_dtypes))]
             body.append(f"if {' and '.join(conds)}:")
@@ -347,15 +378,18 @@ class ElemwiseCodegen:
         outs = [f"out{o}" for o in range(len(self.out_dtypes))]
         ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ",)"
         body.append(f"return {ret}")
-        return f"def elemwise_kernel({args}):\n" + "\n".join(_indent(body, 1)) + "\n"
+        kernel = f"def elemwise_kernel({args}):\n" + "\n".join(_indent(body, 1)) + "\n"
+        return self.parallel_source() + kernel
 
 
 @numba_funcify.register(Elemwise, version=ELEMWISE_VERSION)
 def numba_funcify_Elemwise(op, node, **kwargs):
     """One fused loop for ``node`` (see the module docstring)."""
-    codegen = ElemwiseCodegen(op, node)
+    codegen = ElemwiseCodegen(op, node, threads=kernel_threads())
     source = codegen.source()
     imports = HELPER_IMPORT + "from lucent.link.numba.dispatch.elemwise import conflicts\n" + codegen.prog.imports()
+    if codegen.threads > 1:
+        imports += "import numba\n"
     return kernel_from_source(source, "elemwise_kernel", imports, **KERNEL_OPTIONS)
 
 

@@ -66,25 +66,78 @@ def from_rows(rows, src, ndim, axis, last):
 # --------------------------------------------------------------------------- #
 # Cumulative ops, contiguity, searching
 # --------------------------------------------------------------------------- #
-@numba_funcify.register(CumOp, version=1)
+@numba_funcify.register(CumOp, version=2)
 def numba_funcify_CumOp(op, node, **kwargs):
-    """Running sum/product of each row, accumulated in the output dtype (as ``perform``)."""
+    """Running sum/product along the axis, accumulated in the output dtype (as ``perform``).
+
+    The input is read in memory order, without moving the axis: as a
+    C-contiguous ``(outer, n, inner)`` block, each step along the axis adds
+    a whole contiguous slice of ``inner`` entries to the previous output
+    slice (a vectorisable loop over memory that is already in cache); along
+    the last axis (``inner == 1``) each row carries one scalar. The order of
+    the operations is NumPy's, so the results agree bit for bit.
+    """
     ndim = node.inputs[0].type.ndim
+    axis = op.axis
     dt = dtype_text(node.outputs[0].type.dtype)
     sym = "+" if op.mode == "add" else "*"
-    lines = to_rows("x", ndim, op.axis, "r")
-    lines += [
-        f"out = np.empty((r_m, r_n), {dt})",
-        "for i in range(r_m):",
-        "    if r_n == 0:",
-        "        continue",
-        f"    acc = {dt}(r[i, 0])",
-        "    out[i, 0] = acc",
-        "    for k in range(1, r_n):",
-        f"        acc = {dt}(acc {sym} r[i, k])",
-        "        out[i, k] = acc",
-        f"return {from_rows('out', 'x', ndim, op.axis, 'r_n')}",
+    outer = " * ".join(f"x.shape[{d}]" for d in range(axis)) or "1"
+    inner = " * ".join(f"x.shape[{d}]" for d in range(axis + 1, ndim)) or "1"
+    lines = [
+        f"n = x.shape[{axis}]",
+        f"outer = {outer}",
+        f"inner = {inner}",
+        "c = np.ascontiguousarray(x)",
+        f"out = empty_output(x.shape, {dt})",
+        "if out.size == 0:",
+        "    return out",
     ]
+    if axis == ndim - 1:
+        lines += [
+            "r = c.reshape((outer, n))",
+            "o = out.reshape((outer, n))",
+            # Four rows at a time: their carries are independent, so the
+            # processor overlaps four chains of dependent additions.
+            "for i in range(0, outer - 3, 4):",
+            f"    a0 = {dt}(r[i, 0])",
+            f"    a1 = {dt}(r[i + 1, 0])",
+            f"    a2 = {dt}(r[i + 2, 0])",
+            f"    a3 = {dt}(r[i + 3, 0])",
+            "    o[i, 0] = a0",
+            "    o[i + 1, 0] = a1",
+            "    o[i + 2, 0] = a2",
+            "    o[i + 3, 0] = a3",
+            "    for k in range(1, n):",
+            f"        a0 = {dt}(a0 {sym} r[i, k])",
+            f"        a1 = {dt}(a1 {sym} r[i + 1, k])",
+            f"        a2 = {dt}(a2 {sym} r[i + 2, k])",
+            f"        a3 = {dt}(a3 {sym} r[i + 3, k])",
+            "        o[i, k] = a0",
+            "        o[i + 1, k] = a1",
+            "        o[i + 2, k] = a2",
+            "        o[i + 3, k] = a3",
+            "for i in range(outer - outer % 4, outer):",
+            f"    acc = {dt}(r[i, 0])",
+            "    o[i, 0] = acc",
+            "    for k in range(1, n):",
+            f"        acc = {dt}(acc {sym} r[i, k])",
+            "        o[i, k] = acc",
+        ]
+    else:
+        lines += [
+            "r = c.reshape((outer, n, inner))",
+            "o = out.reshape((outer, n, inner))",
+            "for i in range(outer):",
+            "    for j in range(inner):",
+            f"        o[i, 0, j] = {dt}(r[i, 0, j])",
+            "    for k in range(1, n):",
+            "        prev = o[i, k - 1]",
+            "        cur = o[i, k]",
+            "        src = r[i, k]",
+            "        for j in range(inner):",
+            f"            cur[j] = {dt}(prev[j] {sym} src[j])",
+        ]
+    lines.append("return out")
     return make_kernel(f"cum_{op.mode}", ["x"], lines)
 
 

@@ -40,6 +40,7 @@ from lucent.link.numba.dispatch.elemwise import (
     broadcast_shape_lines,
 )
 from lucent.link.numba.dispatch.scalar import cast, literal, scalar_program
+from lucent.link.numba.dispatch.threads import PARALLEL_MIN, chunk_bounds, kernel_threads, parallel_decorator
 from lucent.scalar import basic as ps
 from lucent.tensor.fused_reduction import FusedCAReduce
 from lucent.tensor.math import Argmax, ProdWithoutZeros, ReducedSize
@@ -84,8 +85,9 @@ def _combine(kind, a, b, dtype):
 class ReduceCodegen:
     """Source of the kernel ``reduce(scalar_op(*inputs))`` for one node."""
 
-    def __init__(self, scalar_op, reduce_op, node, in_static, in_dtypes, nd):
+    def __init__(self, scalar_op, reduce_op, node, in_static, in_dtypes, nd, threads=1):
         self.reduce_op = reduce_op
+        self.threads = threads
         self.kind = _KINDS[type(reduce_op.scalar_op)]
         self.nin = len(in_dtypes)
         self.nd = nd
@@ -137,22 +139,73 @@ class ReduceCodegen:
         t = min(self.axes)
         return t if tuple(range(t, self.nd)) == self.axes else None
 
-    def _rows_lines(self, t):
-        pre, reads = [], []
+    def _row_operands(self):
+        """Lines binding the flat operands, the element reads, and the names passed to the parallel parts."""
+        pre, reads, names = [], [], []
         for j in range(self.nin):
             if all(s == 1 for s in self.in_static[j]) and self.nd:
                 pre.append(f"s{j} = i{j}[{', '.join(['0'] * self.nd)}]")
                 reads.append(f"a{j} = s{j}")
+                names.append(f"s{j}")
             else:
                 pre.append(f"f{j} = flat_view(i{j})")
                 reads.append(f"a{j} = f{j}[base + j]")
+                names.append(f"f{j}")
+        return pre, reads, names
+
+    def _rows_lines(self, t):
+        pre, reads, names = self._row_operands()
         rows = " * ".join(f"n{d}" for d in range(t)) or "1"
         pre += [
             f"rows = {rows}",
             "cols = rsize",
             "go = flat_view(out)",
-            f"buf = np.empty({BLOCK}, np.{self.acc})",
         ]
+        serial = [f"buf = np.empty({BLOCK}, np.{self.acc})"] + self._row_loop(reads, "0", "rows", "0", "cols", "go[r]")
+        if self.threads <= 1:
+            return pre + serial
+        args = ", ".join(names + ["go", "rows", "cols"])
+        return pre + [
+            f"if rows * cols >= {PARALLEL_MIN}:",
+            f"    if rows >= {self.threads}:",
+            f"        reduce_rows_parallel({args})",
+            "    else:",
+            f"        reduce_cols_parallel({args})",
+            "else:",
+        ] + _indent(serial, 1)
+
+    def parallel_source(self):
+        """The two chunked versions of the rows loop (see :mod:`.threads`), or ``""``.
+
+        With at least one row per thread, each thread reduces whole rows:
+        the results are those of one thread. Fewer, longer rows (a full
+        reduction is one row) are cut into column ranges; each thread folds
+        its range and the partial results are combined in order, which
+        changes the order of the floating-point operations.
+        """
+        if self.threads <= 1 or self._rows_shape() is None:
+            return ""
+        _, reads, names = self._row_operands()
+        params = ", ".join(names + ["go", "rows", "cols"])
+        head = parallel_decorator(**KERNEL_OPTIONS)
+        alloc = f"buf = np.empty({BLOCK}, np.{self.acc})"
+        by_rows = [f"for c in numba.prange({self.threads}):"] + _indent(
+            chunk_bounds("c", self.threads, "rows") + [alloc] + self._row_loop(reads, "lo", "hi", "0", "cols", "go[r]"), 1
+        )
+        by_cols = [f"parts = np.empty((rows, {self.threads}), np.{self.acc})", f"for c in numba.prange({self.threads}):"]
+        by_cols += _indent(
+            chunk_bounds("c", self.threads, "cols") + [alloc] + self._row_loop(reads, "0", "rows", "lo", "hi", "parts[r, c]", cast_out=False), 1
+        )
+        by_cols += ["for r in range(rows):", "    acc = parts[r, 0]", f"    for c in range(1, {self.threads}):"]
+        by_cols += [f"        acc = {_combine(self.kind, 'acc', 'parts[r, c]', self.acc)}"]
+        by_cols += [f"    go[r] = {cast('acc', self.acc, self.out_dtype)}"]
+        text = ""
+        for name, body in (("reduce_rows_parallel", by_rows), ("reduce_cols_parallel", by_cols)):
+            text += f"{head}\ndef {name}({params}):\n" + "\n".join(_indent(body, 1)) + "\n\n\n"
+        return text
+
+    def _row_loop(self, reads, r0, r1, c0, c1, target, cast_out=True):
+        """Rows ``r0 <= r < r1``, each folded over columns ``c0 <= j < c1`` into ``target``."""
         ident = _identity(self.kind, self.acc)
         fill = ["for j in range(blk, stop):"] + _indent(self._value_lines(reads, True, "bad") + ["buf[j - blk] = v"], 1)
         if self.checks:
@@ -167,15 +220,15 @@ class ReduceCodegen:
             f"acc = {_combine(self.kind, 'acc', _combine(self.kind, _combine(self.kind, 'l0', 'l1', self.acc), _combine(self.kind, 'l2', 'l3', self.acc), self.acc), self.acc)}"
         ]
         body = [
-            "for r in range(rows):",
+            f"for r in range({r1}):" if r0 == "0" else f"for r in range({r0}, {r1}):",
             "    base = r * cols",
             f"    acc = {ident}",
-            f"    for blk in range(0, cols, {BLOCK}):",
-            f"        stop = min(blk + {BLOCK}, cols)",
+            f"    for blk in range({c0}, {c1}, {BLOCK}):",
+            f"        stop = min(blk + {BLOCK}, {c1})",
         ]
         body += _indent(fill + lanes + fold, 2)
-        body += [f"    go[r] = {cast('acc', self.acc, self.out_dtype)}"]
-        return pre + body
+        body += [f"    {target} = {cast('acc', self.acc, self.out_dtype) if cast_out else 'acc'}"]
+        return body
 
     def _general_lines(self):
         kept = [d for d in range(self.nd) if d not in self.axes]
@@ -201,10 +254,9 @@ class ReduceCodegen:
         body += self._no_identity_check()
         kept = [d for d in range(self.nd) if d not in self.axes]
         body.append(f"out = empty_output(({''.join(f'n{d}, ' for d in kept)}), np.{self.out_dtype})")
-        t = self._trailing()
-        full = [j for j in range(self.nin) if not all(s == 1 for s in self.in_static[j]) or not self.nd]
-        partial = [j for j in full if any(s == 1 for s in self.in_static[j])]
-        if t is not None and not partial and self.nd:
+        t = self._rows_shape()
+        full = self._full_inputs()
+        if t is not None:
             conds = [f"is_c_layout(i{j})" for j in full] or ["True"]
             body.append(f"if {' and '.join(conds)}:")
             body += _indent(self._rows_lines(t), 1)
@@ -213,11 +265,22 @@ class ReduceCodegen:
         else:
             body += self._general_lines()
         body.append("return out")
-        return "def reduce_kernel(" + args + "):\n" + "\n".join(_indent(body, 1)) + "\n"
+        return self.parallel_source() + "def reduce_kernel(" + args + "):\n" + "\n".join(_indent(body, 1)) + "\n"
+
+    def _full_inputs(self):
+        return [j for j in range(self.nin) if not all(s == 1 for s in self.in_static[j]) or not self.nd]
+
+    def _rows_shape(self):
+        """The first reduced axis when the rows loop applies (trailing axes, no partial broadcasting)."""
+        t = self._trailing()
+        partial = [j for j in self._full_inputs() if any(s == 1 for s in self.in_static[j])]
+        return t if t is not None and not partial and self.nd else None
 
 
 def _compile(codegen):
     imports = HELPER_IMPORT + (codegen.prog.imports() if codegen.prog is not None else "")
+    if codegen.threads > 1:
+        imports += "import numba\n"
     return kernel_from_source(codegen.source(), "reduce_kernel", imports, **KERNEL_OPTIONS)
 
 
@@ -228,7 +291,7 @@ def numba_funcify_CAReduce(op, node, **kwargs):
         from lucent.link.numba.dispatch.basic import NoNumbaImplementation
 
         raise NoNumbaImplementation(f"No Numba reduction for {op.scalar_op}")
-    cg = ReduceCodegen(None, op, node, [x.type.shape], [x.type.dtype], x.type.ndim)
+    cg = ReduceCodegen(None, op, node, [x.type.shape], [x.type.dtype], x.type.ndim, kernel_threads())
     return _compile(cg)
 
 
@@ -241,7 +304,7 @@ def numba_funcify_ProdWithoutZeros(op, node, **kwargs):
     inner = ps.get_scalar_type(x.type.dtype)()
     one = ps.constant(np.ones((), x.type.dtype))
     nonzero = Composite([inner], [ps.switch(ps.eq(inner, ps.constant(np.zeros((), x.type.dtype))), one, inner)])
-    cg = ReduceCodegen(nonzero, op, node, [x.type.shape], [x.type.dtype], x.type.ndim)
+    cg = ReduceCodegen(nonzero, op, node, [x.type.shape], [x.type.dtype], x.type.ndim, kernel_threads())
     return _compile(cg)
 
 
@@ -249,7 +312,8 @@ def numba_funcify_ProdWithoutZeros(op, node, **kwargs):
 def numba_funcify_FusedCAReduce(op, node, **kwargs):
     ins = node.inputs
     nd = max((i.type.ndim for i in ins), default=0)
-    cg = ReduceCodegen(op.scalar_op, op.reduce_op, node, [i.type.shape for i in ins], [i.type.dtype for i in ins], nd)
+    cg = ReduceCodegen(op.scalar_op, op.reduce_op, node, [i.type.shape for i in ins], [i.type.dtype for i in ins], nd,
+                       kernel_threads())
     return _compile(cg)
 
 
