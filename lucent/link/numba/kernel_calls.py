@@ -188,8 +188,20 @@ def _checksum(key, payload):
 
 
 def write_record(module_path, key, sites):
-    """Write ``{site index: {slot: argument types}}`` next to the graph module (atomically)."""
-    payload = pickle.dumps({site.index: dict(site.targets) for site in sites}, protocol=4)
+    """Write ``{site index: {slot: argument types}}`` next to the graph module (atomically).
+
+    The targets already recorded (by another process that compiled other
+    specialisations of the same graph function into the shared cache) are
+    kept: the cache may hold their machine code, whose slots a later
+    process must fill too.
+    """
+    targets = {site.index: dict(site.targets) for site in sites}
+    earlier = read_record(module_path, key) or {}
+    for site in sites:
+        for slot, arg_types in earlier.get(site.index, {}).items():
+            if slot == site.slot_name(arg_types):
+                targets[site.index].setdefault(slot, tuple(arg_types))
+    payload = pickle.dumps(targets, protocol=4)
     data = pickle.dumps({"checksum": _checksum(key, payload), "payload": payload}, protocol=4)
     path = _record_path(module_path)
     tmp = f"{path}.{os.getpid()}.tmp"

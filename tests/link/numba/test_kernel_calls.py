@@ -148,3 +148,26 @@ def test_the_record_is_checked_against_its_key(tmp_path):
     kernel_calls.write_record(path, "key-a", [Site()])
     assert kernel_calls.read_record(path, "key-a") == {0: {"slot": ("int64",)}}
     assert kernel_calls.read_record(path, "key-b") is None
+
+
+def test_the_record_keeps_what_other_processes_compiled(tmp_path):
+    """Two processes compiling other specialisations of one cached graph both leave their targets."""
+    path = str(tmp_path / "lucent_graph_x.py")
+
+    class Site:
+        index = 0
+
+        def __init__(self, targets):
+            self.targets = targets
+
+        def slot_name(self, arg_types):
+            return "slot_" + "_".join(arg_types)
+
+    kernel_calls.write_record(path, "key-a", [Site({"slot_int64": ("int64",)})])
+    kernel_calls.write_record(path, "key-a", [Site({"slot_float64": ("float64",)})])
+    assert kernel_calls.read_record(path, "key-a") == {
+        0: {"slot_int64": ("int64",), "slot_float64": ("float64",)}
+    }
+    # A record of another key (a damaged or foreign one) is not carried over.
+    kernel_calls.write_record(path, "key-b", [Site({"slot_int8": ("int8",)})])
+    assert kernel_calls.read_record(path, "key-b") == {0: {"slot_int8": ("int8",)}}
