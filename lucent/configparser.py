@@ -223,8 +223,10 @@ class LucentConfigParser:
     def change_flags(self, *args, **kwargs):
         """Temporarily set flags: ``with config.change_flags(floatX='float32'):``.
 
-        Also usable as a decorator. Every value is validated before any flag
-        changes, so a bad value leaves the configuration as it was.
+        Also usable as a decorator. An unknown flag is refused at once; every
+        value is validated before any flag changes (when the block is entered
+        or the decorated function called, as in PyTensor), so a bad value
+        leaves the configuration as it was.
         """
         values = {}
         for arg in args:
@@ -237,19 +239,27 @@ class _ChangeFlags(contextlib.ContextDecorator):
     def __init__(self, config, values):
         self.config = config
         converted = {}
+        self._error = None
         for name, value in values.items():
             if name not in config._params:
                 raise UnknownFlagError(
                     f"Unknown lucent flag {name!r}. Known flags: {', '.join(sorted(config._params))}"
                 )
             param = config._params[name]
-            converted[name] = param.convert(value)
+            try:
+                converted[name] = param.convert(value)
+            except Exception as e:
+                # A bad value fails when the flags are set (entering the block or
+                # calling the decorated function), not when the decorator is made.
+                self._error = self._error or e
         self.values = converted
         # A stack, not one slot: the same object is re-entered when it
         # decorates a recursive function or is nested with itself.
         self._saved = []
 
     def __enter__(self):
+        if self._error is not None:
+            raise self._error
         self._saved.append({name: self.config._values[name] for name in self.values})
         self.config._values.update(self.values)
         return self

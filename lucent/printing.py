@@ -636,12 +636,27 @@ def _n_positional(fn):
     return sum(1 for p in params if p.kind in kinds)
 
 
+_INDEXING_OPS = {  # op class name: (first index input, whether it writes a value)
+    "Subtensor": (1, False),
+    "AdvancedSubtensor": (1, False),
+    "AdvancedSubtensor1": (1, False),
+    "IncSubtensor": (2, True),
+    "AdvancedIncSubtensor": (2, True),
+    "AdvancedIncSubtensor1": (2, True),
+}
+
+
 def _subtensor_text(op, node, args):
-    """``x[1, 2:5, ::2]`` for basic indexing (``Subtensor``), or ``None`` for other ops."""
-    idx_list = getattr(op, "idx_list", None)
-    if idx_list is None or type(op).__name__ != "Subtensor":
+    """``x[1, 2:5, ::2]`` for indexing ops, ``set_subtensor(x[idx], y)`` / ``inc_subtensor(...)``
+    for the ops writing into an indexed region; ``None`` for other ops."""
+    kind = _INDEXING_OPS.get(type(op).__name__)
+    if kind is None:
         return None
-    index_inputs = iter(zip(node.inputs[1:], args[1:]))
+    first, writes = kind
+    idx_list = getattr(op, "idx_list", None)
+    if idx_list is None:
+        idx_list = ("a",)  # AdvancedSubtensor1 / AdvancedIncSubtensor1: one integer vector
+    index_inputs = iter(zip(node.inputs[first:], args[first:]))
 
     def one(entry):
         if entry is None:
@@ -656,7 +671,11 @@ def _subtensor_text(op, node, args):
             parts.append(f"{start}:{stop}" + (f":{step}" if step else ""))
         else:
             parts.append(one(entry))
-    return f"{args[0]}[{', '.join(parts)}]"
+    text = f"{args[0]}[{', '.join(parts)}]"
+    if writes:
+        what = "set_subtensor" if getattr(op, "set_instead_of_inc", False) else "inc_subtensor"
+        return f"{what}({text}, {args[1]})"
+    return text
 
 
 def _is_scalar_op(op):

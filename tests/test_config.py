@@ -87,8 +87,11 @@ def test_change_flags_context_restores():
 
 def test_change_flags_rejects_before_changing_anything():
     old = config.floatX
+    bad = config.change_flags(floatX="float32", mode="NOPE")  # as in PyTensor, a bad value fails when set
     with pytest.raises(ConfigError):
-        config.change_flags(floatX="float32", mode="NOPE")
+        with bad:
+            pass
+    assert config.floatX == old
     with pytest.raises(ConfigError):
         config.change_flags(not_a_flag=1)
     assert config.floatX == old

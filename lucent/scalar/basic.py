@@ -572,6 +572,15 @@ from lucent.scalar.math import abs_, floor, log  # noqa: E402,F401
 from lucent.scalar import math as _smath  # noqa: E402
 from lucent.scalar.composite import Composite  # noqa: E402,F401
 
+# How Python numbers are given a dtype (config.cast_policy).
+from lucent.scalar.autocast import (  # noqa: E402,F401
+    NumpyAutocaster,
+    autocast_float,
+    autocast_float_as,
+    autocast_int,
+    convert,
+)
+
 
 __all__ = [
     "ScalarType", "ScalarVariable", "ScalarConstant", "ScalarOp", "UnaryScalarOp",
@@ -591,5 +600,6 @@ __all__ = [
     "complexs128",
     "all_dtypes", "discrete_dtypes", "continuous_dtypes", "float_dtypes", "integer_dtypes",
     "int_dtypes", "uint_dtypes", "complex_dtypes", "bool_dtypes",
+    "NumpyAutocaster", "autocast_int", "autocast_float", "autocast_float_as", "convert",
     *_smath.__all__,
 ]

@@ -78,10 +78,11 @@ def python_scalar_dtype(value) -> str:
     """The dtype lucent gives a Python ``bool``, ``int``, ``float`` or ``complex``."""
     if isinstance(value, (bool, np.bool_)):
         return "bool"
-    if isinstance(value, int):
-        return smallest_int_dtype(value)
-    if isinstance(value, float):
-        return smallest_float_dtype(value)
+    if isinstance(value, (int, float)):
+        # config.cast_policy decides (lucent.scalar.autocast).
+        from lucent.scalar.autocast import convert
+
+        return convert(value).dtype.name
     if isinstance(value, complex):
         return "complex128"
     raise TypeError(f"{value!r} is not a Python scalar")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from lucent.configdefaults import config
-from lucent.graph.basic import Apply
+from lucent.graph.basic import Apply, Constant
 from lucent.graph.op import Op
 from lucent.scalar.dtypes import discrete_dtypes, integer_dtypes
 from lucent.tensor.basic import as_tensor_variable, constant, zeros_like
@@ -138,7 +138,10 @@ def _broadcast_static(shapes):
         lengths = [s[d - ndim + len(s)] for s in shapes if d - ndim + len(s) >= 0]
         known = {n for n in lengths if n is not None and n != 1}
         if len(known) > 1:
-            raise IndexError(f"shape mismatch: index arrays of shapes {shapes} cannot be broadcast together")
+            shown = [tuple(s) for s in shapes if len(s)]
+            raise IndexError(
+                f"shape mismatch: indexing tensors could not be broadcast together with shapes {shown}"
+            )
         if known:
             out.append(known.pop())
         elif lengths and all(n == 1 for n in lengths):
@@ -177,7 +180,8 @@ def _advanced_layout(x_type, idx_list, inputs):
                         f"boolean index did not match indexed tensor along axis {axis + d}; "
                         f"length is {n} but the mask's length is {m}"
                     )
-            index_shapes.append((None,))
+            # A constant mask selects a known number of entries.
+            index_shapes.append((int(np.count_nonzero(parts.data)),) if isinstance(parts, Constant) else (None,))
             axis += nd
         else:
             basic.append((k, _static_slice_length(x_type.shape[axis], parts)))
@@ -380,6 +384,45 @@ class AdvancedIncSubtensor(_IncMixin, Op):
 
     def _getter(self):
         return AdvancedSubtensor(self.idx_list)
+
+
+def _advanced_idx_list(what, indices):
+    """The ``idx_list`` and index inputs of ``x[indices]`` for the advanced ops (ints, slices, arrays)."""
+    from lucent.tensor.subtensor import _convert_entry, _to_idx_list
+
+    entries = [_convert_entry(e) for e in indices]
+    for kind, _ in entries:
+        if kind in ("newaxis", "ellipsis"):
+            raise IndexError(
+                f"{what} takes ints, slices and integer or boolean index arrays; index with x[...] "
+                "for None or Ellipsis"
+            )
+    return _to_idx_list(entries)
+
+
+def advanced_subtensor(x, *index_variables):
+    """``x[index_variables]`` as one ``AdvancedSubtensor`` node (whatever the index mix).
+
+    Like PyTensor, the package does not re-export it (``lucent.tensor.advanced_subtensor``
+    is this module).
+    """
+    idx_list, inputs = _advanced_idx_list("advanced_subtensor", index_variables)
+    return AdvancedSubtensor(idx_list)(x, *inputs)
+
+
+def advanced_inc_subtensor(x, y, *args, **kwargs):
+    """``x`` with ``y`` added at ``x[args]`` as one ``AdvancedIncSubtensor`` node.
+
+    ``kwargs`` are the op's options: ``inplace``, ``set_instead_of_inc``,
+    ``ignore_duplicates``.
+    """
+    idx_list, inputs = _advanced_idx_list("advanced_inc_subtensor", args)
+    return AdvancedIncSubtensor(idx_list, **kwargs)(x, y, *inputs)
+
+
+def advanced_set_subtensor(x, y, *args, **kwargs):
+    """``x`` with ``x[args]`` set to ``y`` as one ``AdvancedIncSubtensor`` node."""
+    return advanced_inc_subtensor(x, y, *args, set_instead_of_inc=True, **kwargs)
 
 
 def advanced_subtensor1(x, ilist):

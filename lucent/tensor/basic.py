@@ -34,7 +34,21 @@ from lucent.tensor.variable import TensorConstant, TensorValue, TensorVariable
 
 
 def _as_array(x, dtype=None):
-    """``x`` as an ndarray, giving Python numbers their weak (smallest exact) dtype."""
+    """``x`` as an ndarray, giving Python numbers their weak (smallest exact) dtype.
+
+    An empty list or tuple is a ``floatX`` array; an ndarray of the right
+    dtype (a memmap too) is used as it is, not copied.
+    """
+    if isinstance(x, np.ma.MaskedArray):
+        raise NotImplementedError("MaskedArrays are not supported: pass x.filled(...) or x.data")
+    if isinstance(x, np.ndarray) and (dtype is None or x.dtype.name == normalize_dtype(dtype)):
+        if x.dtype == object:
+            raise TypeError(f"Cannot convert {x!r} to a tensor: it is not numeric")
+        return x
+    if isinstance(x, (list, tuple)) and dtype is None and not any(True for _ in _flatten_seq(x)):
+        from lucent.configdefaults import config
+
+        return np.asarray(x, dtype=config.floatX)
     if dtype is not None:
         dtype = normalize_dtype(dtype)
         arr = np.asarray(x)
@@ -66,10 +80,14 @@ def constant(x, name=None, ndim=None, dtype=None) -> TensorConstant:
 
     Python ints get the smallest int dtype holding them (``2`` is int8) and
     Python floats the smallest float dtype representing them exactly, so that
-    constants do not upcast the tensors they are combined with.
+    constants do not upcast the tensors they are combined with. A
+    ``TensorConstant`` is returned as it is, or its value is used when
+    another ``ndim`` or ``dtype`` is asked for.
     """
-    if isinstance(x, TensorConstant) and name is None and ndim is None and (dtype is None or x.dtype == dtype):
-        return x
+    if isinstance(x, TensorConstant):
+        if name is None and (ndim is None or ndim == x.type.ndim) and (dtype is None or x.dtype == normalize_dtype(dtype)):
+            return x
+        x = x.data
     if isinstance(x, Variable):
         raise TypeError(f"constant() needs a value, got the symbolic variable {x}")
     arr = _as_array(x, dtype)
@@ -104,7 +122,7 @@ def as_tensor_variable(x, name=None, ndim=None, dtype=None) -> TensorVariable:
     ``TensorConstant``.
     """
     if isinstance(x, Apply):
-        x = x.default_output()
+        x = _default_output(x)
     if isinstance(x, Variable):
         if isinstance(x.type, TensorType):
             out = x
@@ -138,7 +156,25 @@ def as_tensor_variable(x, name=None, ndim=None, dtype=None) -> TensorVariable:
         if name is not None and out is not x:
             out.name = name
         return out
+    if isinstance(x, range):
+        # A Python range is an arange (a graph, not an array of its values).
+        if ndim is not None and ndim != 1:
+            raise ValueError(f"ndim for range must be 1, got ndim={ndim}")
+        from lucent.tensor.creation import arange
+
+        out = arange(x.start, x.stop, x.step, dtype=dtype)
+        if name is not None:
+            out.name = name
+        return out
     if isinstance(x, (list, tuple)) and any(isinstance(v, Variable) for v in _flatten_seq(x)):
+        items = list(_flatten_seq(x))
+        if all(isinstance(v, Constant) and np.ndim(v.data) == 0 for v in items if isinstance(v, Variable)):
+            # Constant entries only: the result is a constant too.
+            values = _map_seq(x, lambda v: np.asarray(v.data).item() if isinstance(v, Variable) else v)
+            try:
+                return constant(values, name=name, ndim=ndim, dtype=dtype)
+            except (TypeError, ValueError):
+                pass
         from lucent.tensor.basic import stack
 
         parts = [as_tensor_variable(v, dtype=dtype) for v in x]
@@ -150,6 +186,30 @@ def as_tensor_variable(x, name=None, ndim=None, dtype=None) -> TensorVariable:
 
 
 as_tensor = as_tensor_variable
+
+
+def _default_output(node):
+    """The output of ``node`` that stands for it (``op.default_output``, or its only output)."""
+    do = getattr(node.op, "default_output", None)
+    if do is None:
+        if len(node.outputs) != 1:
+            raise TypeError(
+                f"Multi-output Op without default_output encountered: {node.op} has "
+                f"{len(node.outputs)} outputs. Use one of node.outputs directly."
+            )
+        return node.outputs[0]
+    if isinstance(do, bool) or not isinstance(do, (int, np.integer)):
+        raise TypeError(f"{node.op}.default_output must be an int, got {do!r}")
+    if not -len(node.outputs) <= do < len(node.outputs):
+        raise IndexError(f"{node.op}.default_output {do} is out of range for {len(node.outputs)} output(s)")
+    return node.outputs[do]
+
+
+def _map_seq(x, fn):
+    """``x`` (nested lists/tuples) with ``fn`` applied to every leaf."""
+    if isinstance(x, (list, tuple)):
+        return [_map_seq(v, fn) for v in x]
+    return fn(x)
 
 
 def _flatten_seq(x):
@@ -193,112 +253,221 @@ def _static_int(v):
 # --------------------------------------------------------------------------- #
 # Constants that are not written as constants
 # --------------------------------------------------------------------------- #
-_FOLDABLE_SCALAR_OPS = ("Cast", "Identity", "Add", "Sub", "Mul", "Neg", "IntDiv", "Maximum", "Minimum", "Second")
+_FOLDABLE_SCALAR_OPS = (
+    "Cast", "Identity", "Add", "Sub", "Mul", "Neg", "IntDiv", "TrueDiv", "Mod", "Maximum", "Minimum",
+    "Switch", "EQ", "NEQ", "LT", "GT", "LE", "GE",
+)
 
 
 def get_scalar_constant_value(v, elemwise=True, only_process_constants=False, max_recur=10,
                               raise_not_constant=True):
-    """The value (a 0-d ndarray) of ``v`` if it is a scalar known at graph-build time.
+    """The value (a 0-d ndarray) of the 0-d ``v`` if it is known at graph-build time.
 
-    Looks through constants, ``SpecifyShape``, scalar/tensor conversions,
-    static lengths read by ``Shape_i`` or ``shape(x)[i]``, entries of
-    ``MakeVector`` and constant vectors, and (with ``elemwise``) simple
-    elementwise arithmetic of constants. Raises ``NotScalarConstantError``
-    otherwise, which callers use to fall back to symbolic code.
+    ``v`` must be 0-d (a tensor with more dimensions is refused even if all
+    its entries are equal: use ``get_underlying_scalar_constant_value``);
+    the search itself is ``get_underlying_scalar_constant_value``'s. Raises
+    ``NotScalarConstantError`` (or, with ``raise_not_constant=False``,
+    returns ``v``) when the value is not known, which callers use to fall
+    back to symbolic code.
     """
+    ndim = getattr(v, "ndim", None) if isinstance(v, np.ndarray) else getattr(getattr(v, "type", None), "ndim", None)
+    if isinstance(v, (np.ndarray, Variable)) and ndim not in (None, 0):
+        if raise_not_constant:
+            raise NotScalarConstantError(f"{v} is not 0-d: it has {ndim} dimensions")
+        return v
+    return get_underlying_scalar_constant_value(
+        v, elemwise=elemwise, only_process_constants=only_process_constants, max_recur=max_recur,
+        raise_not_constant=raise_not_constant,
+    )
+
+
+def get_underlying_scalar_constant_value(v, *, elemwise=True, only_process_constants=False, max_recur=10,
+                                         raise_not_constant=True):
+    """The one scalar value underlying ``v`` (a fresh 0-d ndarray), found symbolically.
+
+    Digs through what does not change a value: ``SpecifyShape``, copies,
+    scalar/tensor conversions, broadcasting (``Alloc``, ``DimShuffle``,
+    ``second``), assertions whose conditions are constant and true, static
+    lengths (``Shape_i``, ``shape(x)[i]``), entries of ``MakeVector``, of
+    joined vectors and of constants, and (with ``elemwise``) arithmetic and
+    comparisons of such values. A constant tensor whose entries are all
+    equal has that value; ``NoneConst`` has ``None``. Nothing is computed
+    by running the graph: it is symbolic reasoning, cheap enough to be used
+    while graphs are built and rewritten. ``only_process_constants`` looks
+    at constants only; ``max_recur`` bounds the depth of the search.
+    Raises ``NotScalarConstantError`` (or, with ``raise_not_constant=False``,
+    returns ``v``) when there is no such value.
+    """
+    try:
+        return _underlying_constant(v, elemwise, only_process_constants, max_recur)
+    except NotScalarConstantError:
+        if raise_not_constant:
+            raise
+        return v
+
+
+def _constant_value(v):
+    """The scalar value of the ``Constant`` ``v`` (see ``get_underlying_scalar_constant_value``)."""
+    from lucent.tensor.shape import NoneTypeT
+
+    if isinstance(v.type, NoneTypeT):
+        return None
+    dtype = getattr(v.type, "dtype", None)
+    shape = getattr(v.type, "shape", None)
+    if dtype is None or shape is None or v.data is None:
+        raise NotScalarConstantError(f"{v} is not a scalar constant")
+    if isinstance(v.type, TensorType) or not shape:
+        data = np.asarray(v.data)
+        if data.dtype == object and not isinstance(v.data, np.ndarray):
+            # NumPy wraps a non-array value (a SciPy sparse matrix) as one object.
+            raise NotScalarConstantError(f"{v} is not a scalar constant")
+        if data.size == 1:
+            return np.array(data.reshape(()), dtype=dtype)
+        if isinstance(v.type, TensorType) and data.size > 1:
+            first = data.reshape(-1)[0]
+            if np.all(data == first):
+                return np.array(first, dtype=dtype)
+    raise NotScalarConstantError(f"{v} is not a scalar constant")
+
+
+def _underlying_constant(v, elemwise, only_process_constants, max_recur):
+    if v is None:
+        raise NotScalarConstantError("None is not a scalar constant")
     if isinstance(v, (int, float, complex, bool, np.number, np.bool_)):
         return np.asarray(v)
     if isinstance(v, np.ndarray):
-        if v.ndim == 0:
-            return v
-        raise NotScalarConstantError(f"{v!r} is not a scalar")
+        if v.size != 1:
+            raise NotScalarConstantError(f"{v!r} is not a scalar")
+        return np.array(v.reshape(()), dtype=v.dtype)
     if not isinstance(v, Variable):
         raise NotScalarConstantError(f"{v!r} is not a constant scalar")
     if isinstance(v, Constant):
-        # np.ndim reads ``.ndim`` first: a sparse matrix constant is 2-d, not a 0-d object array.
-        if v.data is None or np.ndim(v.data) != 0:
-            raise NotScalarConstantError(f"{v} is not a scalar constant")
-        return np.asarray(v.data)
+        return _constant_value(v)
     if only_process_constants or v.owner is None or max_recur <= 0:
         raise NotScalarConstantError(f"{v} is not a constant")
     node = v.owner
     op = node.op
-    recur = dict(elemwise=elemwise, max_recur=max_recur - 1)
+
+    def recur(var):
+        return _underlying_constant(var, elemwise, False, max_recur - 1)
+
+    from lucent.raise_op import CheckAndRaise
+    from lucent.scalar.basic import ScalarOp
+    from lucent.tensor.creation import Alloc
+    from lucent.tensor.elemwise import DimShuffle, Elemwise
     from lucent.tensor.shape import Shape, Shape_i, SpecifyShape
     from lucent.tensor.subtensor import Subtensor
 
-    if isinstance(op, (SpecifyShape, TensorFromScalar, ScalarFromTensor, TensorCopy)):
-        return np.asarray(get_scalar_constant_value(node.inputs[0], **recur))
+    if isinstance(op, (SpecifyShape, TensorFromScalar, ScalarFromTensor, TensorCopy, Alloc, DimShuffle)):
+        return recur(node.inputs[0])
     if isinstance(op, Shape_i):
-        length = node.inputs[0].type.shape[op.i]
+        x = node.inputs[0]
+        if isinstance(x, Constant):
+            return np.asarray(np.shape(x.data)[op.i], dtype="int64")
+        length = x.type.shape[op.i]
         if length is not None:
             return np.asarray(length, dtype="int64")
-    if isinstance(op, Subtensor) and len(op.idx_list) == 1 and op.idx_list[0] == "i":
+    if isinstance(op, CheckAndRaise):
+        conditions = [recur(c) for c in node.inputs[1:]]
+        if all(np.ndim(c) == 0 and c for c in conditions):
+            return recur(node.inputs[0])
+    scalar_op = op if isinstance(op, ScalarOp) else getattr(op, "scalar_op", None) if isinstance(op, Elemwise) else None
+    if scalar_op is not None:
+        name = type(scalar_op).__name__
+        if name == "Second":
+            # The value of ``second(shape_giver, value)`` is ``value``, whatever the shape.
+            return recur(node.inputs[1])
+        if elemwise and name in _FOLDABLE_SCALAR_OPS:
+            values = [recur(i) for i in node.inputs]
+            dtypes = [getattr(i.type, "dtype", None) for i in node.inputs]
+            if any(d is None for d in dtypes) or len(node.outputs) != 1:
+                raise NotScalarConstantError(f"{v} is not a constant")
+            args = [np.asarray(x, dtype=d) for x, d in zip(values, dtypes)]
+            if isinstance(op, Elemwise) and v.type.ndim != 0:
+                out = scalar_op.impl(*args)
+            else:
+                storage = [[None]]
+                op.perform(node, args, storage)
+                out = storage[0][0]
+            return np.array(out, dtype=v.type.dtype)
+    if isinstance(op, Subtensor) and getattr(v.type, "ndim", None) == 0:
         base = node.inputs[0]
         try:
-            i = int(get_scalar_constant_value(node.inputs[1], **recur))
-        except NotScalarConstantError:
-            i = None
-        if i is not None:
-            if base.owner is not None and isinstance(base.owner.op, Shape):
-                ndim = base.owner.inputs[0].type.ndim
-                if -ndim <= i < ndim:
-                    length = base.owner.inputs[0].type.shape[i]
-                    if length is not None:
-                        return np.asarray(length, dtype="int64")
-            elif base.owner is not None and isinstance(base.owner.op, MakeVector):
-                if -len(base.owner.inputs) <= i < len(base.owner.inputs):
-                    inner = get_scalar_constant_value(base.owner.inputs[i], **recur)
-                    return np.asarray(inner, dtype=v.type.dtype)
-            elif isinstance(base, Constant) and np.asarray(base.data).ndim == 1:
-                data = np.asarray(base.data)
-                if -len(data) <= i < len(data):
-                    return np.asarray(data[i])
-            elif elemwise and base.owner is not None:
-                # An entry of a cast vector (``as_tensor((1, 2)).astype(...)``) or of a
-                # scalar made a vector (``ExpandDims``): the entry of the inner value.
-                value = _vector_entry_constant(base, i, recur)
-                if value is not None:
-                    return np.asarray(value).astype(v.type.dtype)
-    scalar_op = getattr(op, "scalar_op", None)
-    if elemwise and scalar_op is not None and type(scalar_op).__name__ in _FOLDABLE_SCALAR_OPS:
-        values = [get_scalar_constant_value(i, **recur) for i in node.inputs]
-        if all(np.asarray(x).ndim == 0 for x in values) and v.type.ndim == 0:
-            storage = [[None] for _ in node.outputs]
-            op.perform(node, [np.asarray(x, dtype=i.type.dtype) for x, i in zip(values, node.inputs)], storage)
-            return np.asarray(storage[v.index][0])
+            indices = [int(recur(i)) for i in node.inputs[1:]]
+        except (NotScalarConstantError, TypeError):
+            indices = None
+        if indices is not None:
+            if isinstance(base, Constant):
+                storage = [[None]]
+                op.perform(node, [np.asarray(base.data), *indices], storage)
+                return np.array(storage[0][0], dtype=v.type.dtype)
+            if len(op.idx_list) == 1 and op.idx_list[0] == "i":
+                (i,) = indices
+                if base.owner is not None and isinstance(base.owner.op, Shape):
+                    x = base.owner.inputs[0]
+                    if not -x.type.ndim <= i < x.type.ndim:
+                        raise ValueError(
+                            f"get_underlying_scalar_constant_value: x.shape[{i}] is out of range for "
+                            f"x={x} with {x.type.ndim} dimensions"
+                        )
+                    if x.type.shape[i] is not None:
+                        return np.asarray(x.type.shape[i], dtype="int64")
+                    if isinstance(x, Constant):
+                        return np.asarray(np.shape(x.data)[i], dtype="int64")
+                else:
+                    entry = _entry_of_vector(base, i)
+                    if entry is not None:
+                        return np.array(recur(entry), dtype=v.type.dtype)
+                    value = _vector_entry_constant(base, i, max_recur - 1, elemwise)
+                    if value is not None:
+                        return np.array(value, dtype=v.type.dtype)
     raise NotScalarConstantError(f"{v} is not a constant")
 
 
-def _vector_entry_constant(vec, i, recur):
-    """Entry ``i`` of the vector ``vec`` when known before running, seen through casts,
-    ``MakeVector`` and a scalar expanded to a vector; else None."""
+def _entry_of_vector(vec, i):
+    """The 0-d variable that is entry ``i`` of ``vec`` (a ``MakeVector`` or a join of vectors
+    of known lengths), or None."""
+    node = vec.owner
+    if node is None:
+        return None
+    if isinstance(node.op, MakeVector):
+        return node.inputs[i] if -len(node.inputs) <= i < len(node.inputs) else None
+    if isinstance(node.op, Join) and node.op.axis == 0 and all(p.type.ndim == 1 for p in node.inputs):
+        try:
+            lengths = [get_vector_length(p) for p in node.inputs]
+        except ValueError:
+            return None
+        i = i + sum(lengths) if i < 0 else i
+        for part, n in zip(node.inputs, lengths):
+            if 0 <= i < n:
+                from lucent.tensor.subtensor import getitem
+
+                return getitem(part, i) if part.owner is None or not isinstance(part.owner.op, MakeVector) \
+                    else part.owner.inputs[i]
+            i -= n
+    return None
+
+
+def _vector_entry_constant(vec, i, max_recur, elemwise):
+    """Entry ``i`` of the vector ``vec`` when known before running, seen through casts
+    and a scalar expanded to a vector; else None."""
     from lucent.tensor.elemwise import DimShuffle
 
     if isinstance(vec, Constant):
         data = np.asarray(vec.data)
         return data[i] if data.ndim == 1 and -len(data) <= i < len(data) else None
     node = vec.owner
-    if node is None:
+    if node is None or max_recur <= 0:
         return None
     try:
-        if isinstance(node.op, MakeVector):
-            if -len(node.inputs) <= i < len(node.inputs):
-                return get_scalar_constant_value(node.inputs[i], **recur)
-            return None
         if isinstance(node.op, DimShuffle) and node.inputs[0].type.ndim == 0 and i in (0, -1):
-            return get_scalar_constant_value(node.inputs[0], **recur)
+            return _underlying_constant(node.inputs[0], elemwise, False, max_recur - 1)
     except NotScalarConstantError:
         return None
     if type(getattr(node.op, "scalar_op", None)).__name__ == "Cast":
-        inner = _vector_entry_constant(node.inputs[0], i, recur)
+        inner = _vector_entry_constant(node.inputs[0], i, max_recur - 1, elemwise)
         return None if inner is None else np.asarray(inner).astype(vec.type.dtype)
     return None
-
-
-def get_underlying_scalar_constant_value(v, **kwargs):
-    """Alias of ``get_scalar_constant_value`` (PyTensor keeps both names)."""
-    return get_scalar_constant_value(v, **kwargs)
 
 
 def get_vector_length(v):
@@ -328,6 +497,19 @@ def get_vector_length(v):
         scalar_op = getattr(op, "scalar_op", None)
         if scalar_op is not None and type(scalar_op).__name__ == "Cast":
             return get_vector_length(v.owner.inputs[0])
+        if type(op).__name__ == "Subtensor" and len(op.idx_list) == 1 and isinstance(op.idx_list[0], tuple):
+            # A slice with constant bounds: ``x[a:a]`` is empty, else the length of x decides.
+            index_inputs = iter(v.owner.inputs[1:])
+            try:
+                bounds = [
+                    None if flag is None else int(get_scalar_constant_value(next(index_inputs)))
+                    for flag in op.idx_list[0]
+                ]
+                if bounds[0] is not None and bounds[0] == bounds[1]:
+                    return 0
+                return len(range(*slice(*bounds).indices(get_vector_length(v.owner.inputs[0]))))
+            except (ValueError, NotScalarConstantError):
+                pass
     raise ValueError(f"Length of {v} cannot be determined before running the graph")
 
 
@@ -401,8 +583,15 @@ class Join(Op):
     __props__ = ("axis",)
 
     def __init__(self, axis=0):
-        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or axis < 0:
+        if isinstance(axis, Variable):
+            raise TypeError(f"Join needs a constant int axis, got the symbolic variable {axis}")
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
             raise TypeError(f"Join needs a non-negative int axis, got {axis!r}")
+        if axis < 0:
+            raise ValueError(
+                f"Join needs a non-negative axis, got {axis}: join(axis, ...) resolves a negative "
+                "axis against the inputs' rank"
+            )
         self.axis = int(axis)
 
     def __str__(self):
@@ -414,7 +603,7 @@ class Join(Op):
         tensors = [as_tensor_variable(t) for t in tensors]
         ndim = tensors[0].type.ndim
         if ndim == 0:
-            raise ValueError("Join: cannot join 0-d tensors (use stack)")
+            raise TypeError("Join: cannot join 0-d tensors (use stack)")
         for t in tensors:
             if t.type.ndim != ndim:
                 raise TypeError(
@@ -502,7 +691,8 @@ def _norm_axis(axis, ndim, what):
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
         raise TypeError(f"{what}: the axis must be an int, got {axis!r}")
     if not -ndim <= axis < ndim:
-        raise ValueError(f"{what}: axis {axis} is out of range for tensors with {ndim} dimensions")
+        # AxisError is both a ValueError and an IndexError, as in NumPy.
+        raise np.exceptions.AxisError(f"{what}: axis {axis} is out of range for tensors with {ndim} dimensions")
     return int(axis) % ndim
 
 
@@ -532,9 +722,12 @@ def concatenate(tensor_list, axis=0):
 def stack(tensors, axis=0):
     """Join tensors of equal shape along a *new* ``axis`` (like ``numpy.stack``)."""
     if isinstance(tensors, Variable) or not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"stack expects a list or tuple of tensors, got {tensors!r}")
+        raise TypeError(
+            f"stack: First argument should be a Sequence (a list or tuple) of tensors, got {tensors!r}; "
+            "the axis comes second: stack([a, b], axis)"
+        )
     if not tensors:
-        raise ValueError("stack needs at least one tensor")
+        raise ValueError("stack: No tensor arguments provided; it needs at least one tensor")
     tensors = [as_tensor_variable(t) for t in tensors]
     ndim = tensors[0].type.ndim
     if any(t.type.ndim != ndim for t in tensors):
@@ -551,6 +744,63 @@ def stack(tensors, axis=0):
 # --------------------------------------------------------------------------- #
 # Shape manipulation in terms of DimShuffle and Reshape
 # --------------------------------------------------------------------------- #
+def infer_static_shape(shape):
+    """``(entries, static)``: a shape as a list of 0-d integer tensors, and its static lengths.
+
+    ``shape`` is a sequence of lengths or an integer vector of known length.
+    Each static length is an int where the entry is a constant once the
+    graph computing it is folded (``canonicalize``), else ``None``; this is
+    how ops whose output shape is an input (``Alloc``, random draws) type
+    their outputs. A non-integer entry raises ``TypeError``.
+    """
+    from lucent.configdefaults import config
+
+    if isinstance(shape, Variable):
+        shape = as_tensor_variable(shape)
+        if shape.type.ndim == 1:
+            from lucent.tensor.shape import _vector_entry
+
+            shape = [_vector_entry(shape, i) for i in range(get_vector_length(shape))]
+        else:
+            shape = [shape]
+
+    def checked(s):
+        s = as_tensor_variable(s, ndim=0)
+        if s.type.dtype not in integer_dtypes:
+            if config.exception_verbosity == "high":
+                from lucent.printing import min_informative_str
+
+                text = "\n" + min_informative_str(s)
+            else:
+                text = str(s)
+            raise TypeError(f"Shapes must be scalar integers; got {text}")
+        return s
+
+    entries = [checked(s) for s in shape]
+
+    def static_of(values):
+        out = []
+        for v in values:
+            try:
+                out.append(int(get_scalar_constant_value(v)))
+            except NotScalarConstantError:
+                out.append(None)
+        return out
+
+    static = static_of(entries)
+    if None in static:
+        from lucent.graph.rewriting.utils import rewrite_graph
+
+        folded = rewrite_graph(list(entries), include=("canonicalize",), clone=True)
+        static = [a if a is not None else b for a, b in zip(static, static_of(folded))]
+    return entries, tuple(static)
+
+
+def is_flat(var, ndim=1):
+    """True when ``var`` has exactly ``ndim`` dimensions (the form ``flatten(x, ndim)`` gives)."""
+    return as_tensor_variable(var).type.ndim == ndim
+
+
 def flatten(x, ndim=1):
     """``x`` reshaped to ``ndim`` dimensions, collapsing the trailing ones."""
     from lucent.tensor.shape import reshape, shape_i
@@ -646,13 +896,30 @@ def transpose(x, axes=None):
     """Permute the dimensions of ``x`` (reverse them when ``axes`` is None)."""
     from lucent.tensor import elemwise
 
-    return elemwise.transpose(x, axes)
+    x = as_tensor_variable(x)
+    out = elemwise.transpose(x, axes)
+    ndim = x.type.ndim
+    reversed_axes = axes is None or [int(a) % max(ndim, 1) for a in axes] == list(range(ndim - 1, -1, -1))
+    if out is not x and x.name and out.name is None and reversed_axes:
+        # A full reversal is the transpose proper: name it like NumPy's attribute.
+        out.name = x.name + ".T"
+    return out
 
 
 def cast(x, dtype):
-    """``x`` converted to ``dtype`` (``'floatX'`` allowed); ``x`` itself if already so."""
+    """``x`` converted to ``dtype`` (``'floatX'`` allowed); ``x`` itself if already so.
+
+    Complex to real is refused: which real number is meant (the real part,
+    the modulus, ...) must be said explicitly.
+    """
     from lucent.tensor import math as lm
 
+    x = as_tensor_variable(x)
+    if x.type.dtype in ("complex64", "complex128") and normalize_dtype(dtype) not in ("complex64", "complex128"):
+        raise TypeError(
+            f"Casting {x} from {x.type.dtype} to {normalize_dtype(dtype)} is ambiguous: use real(), "
+            "imag(), angle() or abs() to say which real number is meant"
+        )
     return lm.cast(x, dtype)
 
 

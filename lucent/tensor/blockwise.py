@@ -424,6 +424,113 @@ class BatchedCoreOp(Op):
         return super().__call__(*inputs, **kwargs)
 
 
+class BlockwiseWithCoreShape(Op):
+    """A ``Blockwise`` node with the core shape of each output as an extra (trailing) input.
+
+    PyTensor's Numba backend wraps every ``Blockwise`` in this op so its
+    kernel can allocate the outputs before the first block runs; the extra
+    inputs are integer vectors, one per output, computed from the node's
+    own inputs. lucent's ``Blockwise`` kernel learns the core shapes from the
+    first block, so the wrapper is not part of lucent's default pipeline; it
+    exists so that graphs and rewrites written for PyTensor's Numba backend
+    build and run. It computes exactly what the wrapped ``Blockwise`` does on
+    both paths (the core shapes are not read) and is in place when it is.
+
+    The constructor takes PyTensor's arguments ``(inputs, outputs,
+    destroy_map=None)``: ``outputs`` are the outputs of one ``Blockwise``
+    node and ``inputs`` are ``[*that node's inputs, *core_shapes]``.
+    """
+
+    __props__ = ("blockwise",)
+
+    def __init__(self, inputs, outputs, destroy_map=None, **kwargs):
+        kwargs.pop("on_unused_input", None)
+        if kwargs:
+            raise TypeError(f"BlockwiseWithCoreShape got unexpected arguments {sorted(kwargs)}")
+        outputs = list(outputs)
+        node = outputs[0].owner if outputs else None
+        if node is None or not isinstance(node.op, Blockwise) or list(node.outputs) != outputs:
+            raise ValueError(
+                f"BlockwiseWithCoreShape needs all the outputs of one Blockwise node, got {outputs}"
+            )
+        inputs = list(inputs)
+        n = len(node.inputs)
+        if len(inputs) != n + len(outputs) or any(a is not b for a, b in zip(inputs[:n], node.inputs)):
+            raise ValueError(
+                "BlockwiseWithCoreShape needs inputs [*inputs of the Blockwise node, one core shape "
+                f"per output]: {n} + {len(outputs)} inputs, got {len(inputs)}"
+            )
+        self.blockwise = node.op
+        core_destroy = dict(getattr(node.op, "destroy_map", {}) or {})
+        if destroy_map not in (None, {}) and dict(destroy_map) != core_destroy:
+            raise ValueError(
+                f"BlockwiseWithCoreShape destroy_map {destroy_map} must be that of {node.op}: {core_destroy}"
+            )
+        if core_destroy:
+            self.destroy_map = core_destroy
+
+    @property
+    def core_op(self):
+        return self.blockwise.core_op
+
+    def __str__(self):
+        return f"[{self.blockwise}]"
+
+    def make_node(self, *inputs):
+        n = len(self.blockwise.inputs_sig)
+        if len(inputs) != n + len(self.blockwise.outputs_sig):
+            raise TypeError(
+                f"{self} takes {n} inputs and {len(self.blockwise.outputs_sig)} core shapes, got {len(inputs)} inputs"
+            )
+        inner = self.blockwise.make_node(*inputs[:n])
+        core_shapes = []
+        for o, (cs, sig) in enumerate(zip(inputs[n:], self.blockwise.outputs_sig)):
+            cs = as_tensor_variable(cs)
+            if cs.type.ndim != 1 or cs.type.dtype not in ("int64", "int32", "int16", "int8", "uint8"):
+                raise TypeError(f"the core shape of output {o} must be an integer vector, got {cs.type}")
+            if cs.type.shape[0] not in (None, len(sig)):
+                raise ValueError(
+                    f"the core shape of output {o} has length {cs.type.shape[0]}, but its signature "
+                    f"{sig} has {len(sig)} core dimension(s)"
+                )
+            core_shapes.append(cs)
+        return Apply(self, [*inner.inputs, *core_shapes], [out.type() for out in inner.outputs])
+
+    def blockwise_node(self, node):
+        """The wrapped ``Blockwise`` applied to this node's inputs (without the core shapes)."""
+        n = len(self.blockwise.inputs_sig)
+        return Apply(self.blockwise, list(node.inputs[:n]), [o.type() for o in node.outputs])
+
+    def perform(self, node, inputs, output_storage):
+        n = len(self.blockwise.inputs_sig)
+        inner = getattr(node.tag, "blockwise_node", None)
+        if inner is None:
+            inner = node.tag.blockwise_node = self.blockwise_node(node)
+        self.blockwise.perform(inner, inputs[:n], output_storage)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        n = len(self.blockwise.inputs_sig)
+        shapes = self.blockwise.infer_shape(fgraph, self.blockwise_node(node), input_shapes[:n])
+        b = self.blockwise.batch_ndim(node)
+        # The core lengths are the core shape inputs' entries.
+        return [
+            (*shape[:b], *(node.inputs[n + o][i] for i in range(len(shape) - b)))
+            for o, shape in enumerate(shapes)
+        ]
+
+    def connection_pattern(self, node):
+        n = len(self.blockwise.inputs_sig)
+        pattern = self.blockwise.connection_pattern(self.blockwise_node(node))
+        return [*pattern, *([[False] * len(node.outputs)] * (len(node.inputs) - n))]
+
+    def L_op(self, inputs, outputs, output_grads):
+        from lucent.gradient.types import DisconnectedType
+
+        n = len(self.blockwise.inputs_sig)
+        grads = self.blockwise.L_op(list(inputs[:n]), outputs, output_grads)
+        return [*grads, *(DisconnectedType()() for _ in inputs[n:])]
+
+
 @_vectorize_node.register(Op)
 def vectorize_node_fallback(op, node, *batched_inputs):
     """Map any op over batch dimensions with ``Blockwise`` (its ``gufunc_signature``, or one that
@@ -445,4 +552,4 @@ def vectorize_node_fallback(op, node, *batched_inputs):
 _vectorize_node.register(Blockwise, _vectorize_not_needed)
 
 
-__all__ = ["Blockwise", "BatchedCoreOp", "apply_blockwise", "vectorize_node_fallback"]
+__all__ = ["Blockwise", "BlockwiseWithCoreShape", "BatchedCoreOp", "apply_blockwise", "vectorize_node_fallback"]

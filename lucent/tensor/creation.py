@@ -64,7 +64,7 @@ class MakeVector(Op):
                         x = constant(cast_value)
             x = as_tensor_variable(x)
             if x.type.ndim != 0:
-                raise TypeError(f"MakeVector: entry {i} ({x}) must be a 0-d tensor, got type {x.type}")
+                raise ValueError(f"MakeVector: entry {i} ({x}) must be a 0-d tensor (a scalar), got type {x.type}")
             if upcast(self.dtype, x.type.dtype) != self.dtype:
                 raise TypeError(
                     f"MakeVector{{dtype={self.dtype!r}}}: entry {i} ({x}) of dtype {x.type.dtype} "
@@ -128,6 +128,9 @@ class Alloc(Op):
     """
 
     __props__ = ()
+    #: The output's static shape comes from the values of the shape inputs: a clone with
+    #: other shape inputs re-makes the node.
+    _output_type_depends_on_input_value = True
 
     def make_node(self, value, *shape):
         value = as_tensor_variable(value)
@@ -149,8 +152,8 @@ class Alloc(Op):
                 length = vlen
             if length is not None and vlen is not None and vlen not in (1, length):
                 raise ValueError(
-                    f"Alloc: the value {value} with static shape {value.type.shape} cannot be "
-                    f"broadcast to length {length} in dimension {d}"
+                    f"Alloc static input type and target shape are incompatible: the value {value} with "
+                    f"static shape {value.type.shape} cannot be broadcast to length {length} in dimension {d}"
                 )
             static.append(length)
         return Apply(self, [value, *entries], [TensorType(value.type.dtype, tuple(static))()])
@@ -166,8 +169,8 @@ class Alloc(Op):
                 raise ValueError(
                     f"Alloc: cannot broadcast a value of shape {value.shape} to shape {shape} "
                     f"(dimension {d} of the value has length {vlen}"
-                    + ("; a length-1 dimension broadcasts only when its type says so, see "
-                       "specify_broadcastable)" if vlen == 1 else ")")
+                    + ("; Runtime broadcasting not allowed: a length-1 dimension broadcasts only when "
+                       "its type says so, see specify_broadcastable)" if vlen == 1 else ")")
                 )
         if any(s < 0 for s in shape):
             raise ValueError(f"Alloc: negative dimensions are not allowed, got shape {shape}")
@@ -176,6 +179,39 @@ class Alloc(Op):
             out = np.empty(shape, dtype=node.outputs[0].type.dtype)
         out[...] = value
         output_storage[0][0] = out
+
+    def do_constant_folding(self, fgraph, node):
+        """Fold only where a constant array is as good as the ``Alloc``.
+
+        Not when the result is a graph output (a constant output is copied
+        on every call), nor when a client can absorb the broadcast itself
+        (element-wise ops, ``DimShuffle``, another ``Alloc``, ``Join``,
+        ``Subtensor``, a batched ``Blockwise``: rewrites lift the ``Alloc``
+        through them), nor when a client works in place on it (the
+        increment ops and BLAS updates write into their first input).
+        """
+        from lucent.tensor.basic import Join
+        from lucent.tensor.blockwise import Blockwise
+        from lucent.tensor.elemwise import DimShuffle, Elemwise
+        from lucent.tensor.subtensor import AdvancedIncSubtensor, AdvancedIncSubtensor1, IncSubtensor, Subtensor
+
+        clients = fgraph.clients.get(node.outputs[0], []) if fgraph is not None else []
+        if not clients:
+            return False
+        for client, idx in clients:
+            if client == "output":
+                return False
+            op = client.op
+            if isinstance(op, (Elemwise, DimShuffle, Alloc, Join, Subtensor)):
+                return False
+            if isinstance(op, Blockwise) and op.batch_ndim(client):
+                return False
+            if idx == 0 and (
+                isinstance(op, (IncSubtensor, AdvancedIncSubtensor, AdvancedIncSubtensor1))
+                or type(op).__name__ in ("Gemv", "Ger")
+            ):
+                return False
+        return True
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [tuple(node.inputs[1:])]
@@ -358,25 +394,42 @@ class ARange(Op):
 def arange(start, stop=None, step=1, dtype=None):
     """Evenly spaced values in ``[start, stop)``, like ``numpy.arange``.
 
-    Without ``dtype``, integer bounds give int64 and otherwise the upcast
-    of the bounds' dtypes.
+    Without ``dtype``: under ``config.cast_policy == 'custom'`` integer
+    bounds give int64 and otherwise the upcast of the bounds' dtypes; under
+    ``'numpy+floatX'`` the dtype NumPy's ``arange`` gives for bounds of these
+    dtypes, except that float64 becomes ``floatX`` when no bound is float64.
+    One op per dtype is shared by all calls.
     """
     if stop is None:
         start, stop = 0, start
     start, stop, step = (as_tensor_variable(v) for v in (start, stop, step))
     if dtype is None:
         dtypes = [v.type.dtype for v in (start, stop, step)]
-        if all(d in discrete_dtypes for d in dtypes):
+        if config.cast_policy == "numpy+floatX":
+            dtype = np.arange(*(np.array(v, dtype=d) for v, d in zip((0, 1, 1), dtypes))).dtype.name
+            if dtype == "float64" and config.floatX == "float32" and "float64" not in dtypes:
+                dtype = "float32"
+        elif all(d in discrete_dtypes for d in dtypes):
             dtype = "int64" if not any(d == "uint64" for d in dtypes) else "uint64"
         else:
             dtype = upcast(*dtypes)
-    return ARange(dtype)(start, stop, step)
+    dtype = normalize_dtype(dtype)
+    op = _arange_ops.get(dtype)
+    if op is None:
+        op = _arange_ops[dtype] = ARange(dtype)
+    return op(start, stop, step)
+
+
+_arange_ops: dict = {}
 
 
 class Eye(Op):
     """``numpy.eye(n, m, k)``: ones on the ``k``-th diagonal of an ``n`` by ``m`` matrix."""
 
     __props__ = ("dtype",)
+    #: The output's static shape comes from the values of the shape inputs: a clone with
+    #: other shape inputs re-makes the node.
+    _output_type_depends_on_input_value = True
 
     def __init__(self, dtype=None):
         self.dtype = normalize_dtype(config.floatX if dtype is None else dtype)

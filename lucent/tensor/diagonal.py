@@ -153,7 +153,7 @@ def diag(v, k=0):
         return alloc_diag(v, offset=k)
     if v.type.ndim == 2:
         return diagonal(v, offset=k)
-    raise ValueError(f"diag: input must be 1- or 2-d, got {v.type.ndim} dimensions")
+    raise ValueError(f"diag: Input must be 1- or 2-d. Got {v.type.ndim} dimensions")
 
 
 # --------------------------------------------------------------------------- #
@@ -197,7 +197,7 @@ def tril_indices_from(a, k=0):
     """``tril_indices`` for the shape of the matrix ``a``."""
     a = as_tensor_variable(a)
     if a.type.ndim != 2:
-        raise ValueError(f"tril_indices_from: the input must be 2-d, got {a.type.ndim} dimensions")
+        raise ValueError(f"tril_indices_from: the input must be two dimensional, got {a.type.ndim} dimensions")
     return tril_indices(a.shape[0], k=k, m=a.shape[1])
 
 
@@ -213,7 +213,7 @@ def triu_indices_from(a, k=0):
     """``triu_indices`` for the shape of the matrix ``a``."""
     a = as_tensor_variable(a)
     if a.type.ndim != 2:
-        raise ValueError(f"triu_indices_from: the input must be 2-d, got {a.type.ndim} dimensions")
+        raise ValueError(f"triu_indices_from: the input must be two dimensional, got {a.type.ndim} dimensions")
     return triu_indices(a.shape[0], k=k, m=a.shape[1])
 
 

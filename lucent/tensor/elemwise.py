@@ -88,7 +88,7 @@ class DimShuffle(Op):
                 )
         kept = [int(o) for o in new_order if o != "x"]
         if len(set(kept)) != len(kept):
-            raise ValueError(f"DimShuffle order {new_order} repeats an input dimension")
+            raise ValueError(f"DimShuffle order {new_order} repeats an input dimension: a dimension may not appear twice")
         self.input_ndim = int(input_ndim)
         self.new_order = tuple(o if o == "x" else int(o) for o in new_order)
         self.shuffle = kept
@@ -363,12 +363,27 @@ class Elemwise(Op):
                 out_shape.append(1)
         return [tuple(out_shape) for _ in node.outputs]
 
+    def outer(self, x, y):
+        """``op(x, y)`` for every pair of elements (``numpy.ufunc.outer``): shape ``x.shape + y.shape``."""
+        if self.scalar_op.nin not in (-1, 2):
+            raise NotImplementedError("outer is only available for binary operators")
+        x, y = as_tensor_variable(x), as_tensor_variable(y)
+        x_ = x.dimshuffle(*range(x.type.ndim), *(["x"] * y.type.ndim))
+        y_ = y.dimshuffle(*(["x"] * x.type.ndim), *range(y.type.ndim))
+        return self(x_, y_)
+
     def L_op(self, inputs, outputs, output_grads):
         if all(o.type.dtype in discrete_dtypes for o in outputs):
             return [_zeros_like(i) for i in inputs]
         from lucent.gradient import DisconnectedType, NullType
 
-        s_inputs = [ps.get_scalar_type(i.type.dtype)() for i in inputs]
+        # One scalar variable per distinct input: an op applied to the same
+        # variable twice (``xlogy(x, x)``) sees that in its gradient.
+        scalar_of = {}
+        for i in inputs:
+            if i not in scalar_of:
+                scalar_of[i] = ps.get_scalar_type(i.type.dtype)()
+        s_inputs = [scalar_of[i] for i in inputs]
         s_outputs = self.scalar_op.make_node(*s_inputs).outputs
         s_ograds = []
         for g, o in zip(output_grads, outputs):

@@ -71,6 +71,8 @@ class Split(Op):
                 size = _static_int(splits[i])
             except Exception:
                 size = None
+            if size is not None and size < 0:
+                size = None  # an invalid (negative) size fails when the node runs
             shape = list(x.type.shape)
             shape[self.axis] = size
             outputs.append(TensorType(x.type.dtype, tuple(shape))())
@@ -235,6 +237,9 @@ class AllocEmpty(Op):
     """A new array of the given shape whose contents are not initialised (``numpy.empty``)."""
 
     __props__ = ("dtype",)
+    #: The output's static shape comes from the values of the shape inputs: a clone with
+    #: other shape inputs re-makes the node.
+    _output_type_depends_on_input_value = True
 
     def __init__(self, dtype):
         self.dtype = normalize_dtype(dtype)

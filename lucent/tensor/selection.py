@@ -96,7 +96,7 @@ def where(cond, ift=None, iff=None, **kwargs):
         return lm.switch(cond, ift, iff)
     if ift is None and iff is None:
         return nonzero(as_tensor_variable(cond), **kwargs)
-    raise ValueError("where: give both `ift` and `iff`, or neither (then it returns nonzero(cond))")
+    raise ValueError("where: give either both `ift` and `iff`, or neither (then it returns nonzero(cond))")
 
 
 # --------------------------------------------------------------------------- #

@@ -120,6 +120,8 @@ _shape = Shape()
 
 def shape(x):
     """The symbolic shape of ``x`` (an int64 vector with static length ``x.ndim``)."""
+    if isinstance(x, Variable) and not isinstance(x.type, TensorType):
+        raise TypeError(f"shape expects a TensorType variable, got {x} of type {x.type}")
     return _shape(as_tensor_variable(x))
 
 
@@ -139,9 +141,10 @@ class Shape_i(Op):
         return f"Shape_i{{{self.i}}}"
 
     def make_node(self, x):
-        x = as_tensor_variable(x)
+        if not isinstance(x, Variable) or not isinstance(x.type, TensorType):
+            raise TypeError(f"Shape_i{{{self.i}}} expects a TensorType variable, got {x!r}")
         if x.type.ndim <= self.i:
-            raise ValueError(f"Shape_i{{{self.i}}}: {x} has only {x.type.ndim} dimensions")
+            raise TypeError(f"Shape_i{{{self.i}}}: {x} has only {x.type.ndim} dimensions")
         return Apply(self, [x], [_INT64_SCALAR()])
 
     def perform(self, node, inputs, output_storage):
@@ -184,13 +187,23 @@ class SpecifyShape(Op):
 
     __props__ = ()
     view_map = {0: [0]}
+    #: The output's static shape comes from the values of the shape inputs: a clone with
+    #: other shape inputs re-makes the node.
+    _output_type_depends_on_input_value = True
 
     def make_node(self, x, *shape):
         x = as_tensor_variable(x)
+        shape = [s if s is None or _is_none_const(s) else as_tensor_variable(s) for s in shape]
+        for dim, s in enumerate(shape):
+            if s is not None and not _is_none_const(s) and (s.type.ndim != 0 or s.type.dtype not in _INT_DTYPES):
+                raise TypeError(
+                    f"SpecifyShape: shape values must be integer types (0-d integer tensors); entry {dim} "
+                    f"is {s} of type {s.type}"
+                )
         if len(shape) != x.type.ndim:
             raise ValueError(
-                f"SpecifyShape: {x} has {x.type.ndim} dimensions but {len(shape)} shape "
-                "entries were given; give one entry (or None) per dimension"
+                f"SpecifyShape: {x} is {x.type.ndim}-dimensional and will never match a shape of "
+                f"length {len(shape)}; give one entry (or None) per dimension"
             )
         entries = []
         static = list(x.type.shape)
@@ -198,11 +211,6 @@ class SpecifyShape(Op):
             if s is None or _is_none_const(s):
                 entries.append(NoneConst)
                 continue
-            s = as_tensor_variable(s)
-            if s.type.ndim != 0 or s.type.dtype not in _INT_DTYPES:
-                raise TypeError(
-                    f"SpecifyShape: shape entry {dim} must be an integer scalar, got {s} of type {s.type}"
-                )
             entries.append(s)
             try:
                 value = int(get_scalar_constant_value(s))
@@ -210,12 +218,9 @@ class SpecifyShape(Op):
                 continue
             if value < 0:
                 raise ValueError(f"SpecifyShape: shape entry {dim} is negative ({value})")
-            if static[dim] is not None and static[dim] != value:
-                raise ValueError(
-                    f"SpecifyShape: {x} has static shape {_shape_str(x.type.shape)}, "
-                    f"incompatible with length {value} for dimension {dim}"
-                )
-            static[dim] = value
+            if static[dim] is None:
+                # A length the type already knows stays; a different one fails when run.
+                static[dim] = value
         out = x.type.clone(shape=tuple(static))()
         return Apply(self, [x, *entries], [out])
 
@@ -244,7 +249,8 @@ class SpecifyShape(Op):
         return [[True]] + [[False]] * (len(node.inputs) - 1)
 
     def L_op(self, inputs, outputs, output_grads):
-        return [output_grads[0]] + [_disconnected() for _ in inputs[1:]]
+        # The gradient has the input's shape: say so, as the forward graph did.
+        return [specify_shape(output_grads[0], list(inputs[1:]))] + [_disconnected() for _ in inputs[1:]]
 
 
 _INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
@@ -274,7 +280,12 @@ def specify_shape(x, shape):
         if vec.type.ndim == 0:
             shape = (vec,)
         else:
-            n = get_vector_length(vec)
+            try:
+                n = get_vector_length(vec)
+            except ValueError:
+                raise ValueError(
+                    f"specify_shape: the shape vector {vec} must have fixed dimensions (a static length)"
+                ) from None
             shape = tuple(vec[i] for i in range(n))
     elif isinstance(shape, np.ndarray):
         shape = tuple(shape.tolist())
@@ -282,7 +293,7 @@ def specify_shape(x, shape):
     if any(s is Ellipsis for s in shape):
         # ``...`` stands for as many unknown lengths as the other entries leave.
         if sum(s is Ellipsis for s in shape) > 1:
-            raise ValueError(f"specify_shape: at most one Ellipsis in the shape, got {shape}")
+            raise ValueError(f"Multiple Ellipsis in specify_shape: {shape}")
         k = shape.index(Ellipsis)
         fill = x.type.ndim - (len(shape) - 1)
         if fill < 0:
@@ -313,7 +324,7 @@ def specify_broadcastable(x, *axes):
     norm = set()
     for a in axes:
         if not -ndim <= a < ndim:
-            raise ValueError(f"specify_broadcastable: axis {a} is out of range for {x} with {ndim} dimensions")
+            raise ValueError(f"specify_broadcastable: axis {a} is out of bounds for array of dimension {ndim}")
         norm.add(a % ndim)
     return specify_shape(x, tuple(1 if d in norm else None for d in range(ndim)))
 
@@ -330,6 +341,9 @@ class Reshape(Op):
 
     __props__ = ("ndim",)
     view_map = {0: [0]}
+    #: The output's static shape comes from the values of the shape inputs: a clone with
+    #: other shape inputs re-makes the node.
+    _output_type_depends_on_input_value = True
 
     def __init__(self, ndim):
         self.ndim = int(ndim)
@@ -351,7 +365,8 @@ class Reshape(Op):
         x, shp = inputs
         shp = tuple(int(s) for s in np.asarray(shp).reshape(-1))
         if len(shp) != self.ndim:
-            raise ValueError(f"Reshape{{{self.ndim}}}: got a shape with {len(shp)} entries: {shp}")
+            # A shape vector of the wrong length breaks the node's own contract (its ndim).
+            raise AssertionError(f"Reshape{{{self.ndim}}}: got a shape with {len(shp)} entries: {shp}")
         if sum(s == -1 for s in shp) > 1 or any(s < -1 for s in shp):
             raise ValueError(
                 f"Cannot reshape input of shape {x.shape} to shape {shp}: only one entry may be -1 "
@@ -418,14 +433,18 @@ def _static_reshape(x, shp, ndim):
     known = [s for s in entries if s is not None and s != -1]
     if entries.count(-1) > 1 or any(s is not None and s < -1 for s in entries):
         raise ValueError(f"Reshape: the new shape {_static_str(entries)} has more than one -1 or a negative entry")
-    if size is not None and None not in entries:
+    unknown = [i for i, s in enumerate(entries) if s is None or s == -1]
+    if size is not None and len(unknown) <= 1:
+        # The input's size is known: it fixes the one entry not given as a constant
+        # (a -1 or a symbolic length), or checks the product of all of them.
         prod = int(np.prod(known, dtype="int64"))
-        if -1 in entries:
-            if prod == 0 or size % prod:
-                raise ValueError(f"Cannot reshape {x} of shape {x.type.shape} to shape {_static_str(entries)}")
-            entries[entries.index(-1)] = size // prod
-        elif prod != size:
-            raise ValueError(f"Cannot reshape {x} of shape {x.type.shape} to shape {_static_str(entries)}")
+        if (not unknown and prod != size) or (unknown and (prod == 0 or size % prod)):
+            raise ValueError(
+                f"Reshape: Input shape {tuple(x.type.shape)} is incompatible with new shape "
+                f"{tuple('?' if s is None else s for s in entries)}"
+            )
+        if unknown:
+            entries[unknown[0]] = size // prod
     return tuple(None if s == -1 else s for s in entries)
 
 
@@ -488,10 +507,15 @@ def _as_int64(s):
 
 
 def shape_tuple(x):
-    """The lengths of ``x`` as a tuple of 0-d int64 tensors: constants where the type knows them."""
+    """The lengths of ``x``: int64 ``ScalarConstant``s where the type knows them, entries of
+    ``shape(x)`` elsewhere; ``()`` for a variable whose type has no shape (taken as a scalar)."""
+    from lucent.scalar.basic import ScalarConstant, int64
+
+    if isinstance(x, Variable) and not hasattr(x.type, "shape"):
+        return ()
     x = as_tensor_variable(x)
     return tuple(
-        constant(s, dtype="int64") if s is not None else shape(x)[d] for d, s in enumerate(x.type.shape)
+        ScalarConstant(int64, s) if s is not None else shape(x)[d] for d, s in enumerate(x.type.shape)
     )
 
 

@@ -42,6 +42,17 @@ def _const_value(s):
     return None
 
 
+def _as_length(s):
+    """A length as a 0-d int64 tensor: a constant stays a constant (so it can be compared
+    when the graph is built), anything else is cast."""
+    if isinstance(s, (int, np.integer)) and not isinstance(s, bool):
+        return constant(int(s), dtype="int64")
+    s = as_tensor_variable(s)
+    if isinstance(s, Constant) and np.ndim(s.data) == 0:
+        return constant(int(np.asarray(s.data)), dtype="int64")
+    return cast(s, "int64")
+
+
 def broadcast_shape(*arrays, **kwargs):
     """The shape (a tuple of 0-d int64 tensors) of the broadcast of ``arrays``.
 
@@ -67,7 +78,7 @@ def broadcast_shape_iter(arrays, arrays_are_shapes=False, allow_runtime_broadcas
     if arrays_are_shapes:
         ndim = max(len(a) for a in arrays)
         shapes = [
-            (one,) * (ndim - len(a)) + tuple(one if _is_one(s) else cast(as_tensor_variable(s), "int64") for s in a)
+            (one,) * (ndim - len(a)) + tuple(one if _is_one(s) else _as_length(s) for s in a)
             for a in arrays
         ]
     else:

@@ -1,15 +1,16 @@
 """Indexing tensors the NumPy way: ``x[1:, ::-1]``, ``x[i]``, ``x[idx_vector]``, ``x[mask]``.
 
-``getitem`` (behind ``x[...]``) sorts an index into one of three ops:
+``getitem`` (behind ``x[...]``) sorts an index into one of two ops:
 
 * ``Subtensor`` for *basic* indexing (ints, slices): the result is a view.
   Which positions are ints and which slice bounds are given is part of the
   op (``idx_list``); the values themselves are integer scalar inputs, so
   ``x[i:i + 2]`` with a symbolic ``i`` is one op, and the same op serves
   every value of ``i``. The op prints like ``Subtensor{start:stop, i}``.
-* ``AdvancedSubtensor1`` for the common ``x[int_vector]`` (rows of x).
-* ``AdvancedSubtensor`` for every other mix with integer arrays or boolean
-  masks, following NumPy's rules for where the indexed dimensions go.
+* ``AdvancedSubtensor`` for every mix with integer arrays or boolean masks
+  (``x[int_vector]`` included), following NumPy's rules for where the
+  indexed dimensions go. ``AdvancedSubtensor1`` (rows of a tensor by one
+  integer vector) is built only by ``advanced_subtensor1``.
 
 ``None`` (a new axis) becomes an ``expand_dims`` of the input followed by a
 full slice of the new axis, and ``...`` becomes full slices, so the ops only
@@ -131,6 +132,9 @@ def _int_scalar(v, what):
     if isinstance(v, (bool, np.bool_)):
         raise TypeError(f"{what} must be an integer, got the boolean {v!r}")
     if isinstance(v, (int, np.integer)):
+        if not np.iinfo("int64").min <= int(v) <= np.iinfo("int64").max:
+            # Indices are int64: a larger number would silently wrap around.
+            raise IndexError(f"{what} {int(v)} does not fit in int64, the dtype of indices")
         return constant(int(v), dtype="int64")
     v = as_tensor_variable(v)
     if v.type.ndim != 0 or v.type.dtype not in integer_dtypes:
@@ -299,7 +303,7 @@ def _check_y_broadcast(y, y_type, target_shape, op):
 
 def _check_y_static(y, region_shape, op):
     if y.type.ndim > len(region_shape):
-        raise ValueError(
+        raise TypeError(
             f"{op}: the value {y} has {y.type.ndim} dimensions, more than the {len(region_shape)} "
             "of the indexed region"
         )
@@ -421,25 +425,30 @@ def _convert_entry(entry):
     if isinstance(entry, (bool, np.bool_)):
         raise TypeError("Indexing with a Python bool is not supported; use a boolean array")
     if isinstance(entry, (int, np.integer)):
-        return "int", constant(int(entry), dtype="int64")
+        return "int", _int_scalar(entry, "An index")
     if isinstance(entry, (list, tuple, np.ndarray)) and not any(isinstance(v, Variable) for v in np.ravel(np.asarray(entry, dtype=object))):
         arr = np.asarray(entry)
         if arr.size == 0 and arr.dtype.kind == "f":
             arr = arr.astype("int64")
         if arr.dtype.kind == "b":
+            if arr.ndim == 0:
+                raise NotImplementedError("Indexing with a 0-d boolean (a scalar mask) is not implemented")
             return "mask", constant(arr)
         if arr.dtype.kind not in "iu":
-            raise IndexError(f"Only integers, slices, None, ..., and integer or boolean arrays are valid indices, got {entry!r}")
+            raise TypeError(
+                f"index must be integers or a boolean mask: only integers, slices, None, ..., and integer "
+                f"or boolean arrays are valid indices, got {entry!r}"
+            )
         if arr.ndim == 0:
             return "int", constant(int(arr), dtype="int64")
         return "array", constant(arr.astype("int64"))
     v = as_tensor_variable(entry)
     if v.type.dtype == "bool":
         if v.type.ndim == 0:
-            raise TypeError("Indexing with a 0-d boolean tensor is not supported")
+            raise NotImplementedError("Indexing with a 0-d boolean tensor (a scalar mask) is not implemented")
         return "mask", v
     if v.type.dtype not in integer_dtypes:
-        raise IndexError(f"Indices must be integers or booleans, got {v} of dtype {v.type.dtype}")
+        raise TypeError(f"index must be integers or a boolean mask, got {v} of dtype {v.type.dtype}")
     return ("int" if v.type.ndim == 0 else "array"), v
 
 
@@ -454,7 +463,7 @@ def getitem(x, index):
     consumed = sum(p.type.ndim if k == "mask" else 1 for k, p in entries if k not in ("newaxis", "ellipsis"))
     if consumed > x.type.ndim:
         raise IndexError(
-            f"too many indices for tensor: {x} has {x.type.ndim} dimensions but {consumed} were indexed"
+            f"too many indices for tensor: tensor is {x.type.ndim}-dimensional, but {consumed} were indexed"
         )
     expanded = []
     for k, p in entries:
@@ -478,14 +487,8 @@ def getitem(x, index):
             return x
 
     if any(k in ("array", "mask") for k, _ in expanded):
-        arrays = [(n, k, p) for n, (k, p) in enumerate(expanded) if k != "slice" or p != _FULL]
-        if (
-            len(arrays) == 1
-            and arrays[0][0] == 0
-            and arrays[0][1] == "array"
-            and arrays[0][2].type.ndim == 1
-        ):
-            return AdvancedSubtensor1()(x, arrays[0][2])
+        # Every array index, ``x[int_vector]`` included, is one AdvancedSubtensor node
+        # (AdvancedSubtensor1 is built only by advanced_subtensor1), as in PyTensor 3.
         idx_list, inputs = _to_idx_list(expanded)
         return AdvancedSubtensor(idx_list)(x, *inputs)
 
@@ -533,7 +536,8 @@ def inc_subtensor(x, y, inplace=False, set_instead_of_inc=False, tolerate_inplac
     if isinstance(op, Subtensor):
         new = IncSubtensor(op.idx_list, inplace, set_instead_of_inc)
     elif isinstance(op, AdvancedSubtensor1):
-        new = AdvancedIncSubtensor1(inplace, set_instead_of_inc)
+        # The general op, which knows ignore_duplicates (as PyTensor 3 builds it).
+        new = AdvancedIncSubtensor((_ARRAY,), inplace, set_instead_of_inc, ignore_duplicates)
     else:
         new = AdvancedIncSubtensor(op.idx_list, inplace, set_instead_of_inc, ignore_duplicates)
     out = new(base, y, *index_inputs)
@@ -571,14 +575,34 @@ def as_index_constant(a):
     return as_tensor_variable(a)
 
 
-def take(a, indices, axis=None):
-    """``numpy.take``: ``a.flatten()[indices]`` or ``a[..., indices, ...]`` along ``axis``."""
+def take(a, indices, axis=None, mode="raise"):
+    """``numpy.take``: ``a.flatten()[indices]`` or ``a[..., indices, ...]`` along ``axis``.
+
+    ``mode`` says what an out-of-range index does: ``'raise'`` an
+    ``IndexError`` (when run), ``'clip'`` use the nearest end, ``'wrap'``
+    count around (modulo the axis length). ``None`` means ``'raise'``.
+    """
     from lucent.tensor.basic import flatten
 
+    if mode is None:
+        mode = "raise"
+    if mode not in ("raise", "clip", "wrap"):
+        raise ValueError(f"take: mode must be 'raise', 'clip' or 'wrap', got {mode!r}")
+    if axis is not None and (isinstance(axis, bool) or not isinstance(axis, (int, np.integer))):
+        raise TypeError(f"take: axis must be an integer or None, got {axis!r}")
     a = as_tensor_variable(a)
     if axis is None:
-        return getitem(flatten(a), indices)
+        a = flatten(a)
+        axis = 0
+    elif not -max(a.type.ndim, 1) <= axis < max(a.type.ndim, 1):
+        raise np.exceptions.AxisError(f"take: axis {axis} is out of bounds for a tensor of dimension {a.type.ndim}")
     axis = int(axis) % max(a.type.ndim, 1)
+    if mode != "raise":
+        from lucent.tensor import math as lm
+
+        indices = as_tensor_variable(indices)
+        n = a.shape[axis]
+        indices = lm.clip(indices, 0, n - 1) if mode == "clip" else indices % n
     return getitem(a, (slice(None),) * axis + (indices,))
 
 
@@ -612,9 +636,23 @@ from lucent.tensor.advanced_subtensor import (  # noqa: E402
     AdvancedIncSubtensor1,
     AdvancedSubtensor,
     AdvancedSubtensor1,
+    advanced_inc_subtensor,
     advanced_inc_subtensor1,
+    advanced_set_subtensor,
     advanced_set_subtensor1,
+    advanced_subtensor,
     advanced_subtensor1,
+)
+from lucent.tensor.subtensor_shapes import (  # noqa: E402
+    _is_provably_non_negative,
+    _is_provably_positive,
+    as_index_literal,
+    basic_shape,
+    get_canonical_form_slice,
+    group_indices,
+    indexed_result_shape,
+    slice_at_axis,
+    slice_len,
 )
 
 __all__ = [
@@ -629,6 +667,7 @@ __all__ = [
     "advanced_set_subtensor1",
     "advanced_subtensor1",
     "as_index_constant",
+    "slice_at_axis",
     "flip",
     "getitem",
     "inc_subtensor",

@@ -301,11 +301,9 @@ class _tensor_py_operators:
 
     def take(self, indices, axis=None, mode="raise"):
         """``numpy.take``: elements at ``indices`` along ``axis`` (of the flattened tensor by default)."""
-        if mode != "raise":
-            raise NotImplementedError(f"take: only mode='raise' is supported, got mode={mode!r}")
         from lucent.tensor import subtensor
 
-        return subtensor.take(self, indices, axis=axis)
+        return subtensor.take(self, indices, axis=axis, mode=mode)
 
     def inc(self, y):
         """``self + y`` written into the tensor ``self`` was indexed from (``inc_subtensor``)."""
@@ -382,6 +380,72 @@ class _tensor_py_operators:
     def log1p(self):
         return _math().log1p(self)
 
+    # --- NumPy array methods backed by the op library (imported when called) --------
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        from lucent.tensor.diagonal import diagonal
+
+        return diagonal(self, offset, axis1, axis2)
+
+    def trace(self):
+        from lucent.tensor.linalg.summary import trace
+
+        return trace(self)
+
+    def nonzero(self, return_matrix=False):
+        from lucent.tensor.selection import nonzero
+
+        return nonzero(self, return_matrix=return_matrix)
+
+    def nonzero_values(self):
+        from lucent.tensor.selection import nonzero_values
+
+        return nonzero_values(self)
+
+    def choose(self, choices, mode="raise"):
+        """``numpy.choose`` with ``self`` as the index array."""
+        from lucent.tensor.selection import choose
+
+        return choose(self, choices, mode=mode)
+
+    def sort(self, axis=-1, kind="quicksort", order=None):
+        from lucent.tensor.sort import sort
+
+        return sort(self, axis, kind, order)
+
+    def argsort(self, axis=-1, kind="quicksort", order=None):
+        from lucent.tensor.sort import argsort
+
+        return argsort(self, axis, kind, order)
+
+    def conj(self):
+        return _math().conj(self)
+
+    def repeat(self, repeats, axis=None):
+        from lucent.tensor.extra_ops import repeat
+
+        return repeat(self, repeats, axis)
+
+    def cumsum(self, axis=None):
+        from lucent.tensor.extra_ops import cumsum
+
+        return cumsum(self, axis)
+
+    def cumprod(self, axis=None):
+        from lucent.tensor.extra_ops import cumprod
+
+        return cumprod(self, axis)
+
+    def searchsorted(self, v, side="left", sorter=None):
+        from lucent.tensor.extra_ops import searchsorted
+
+        return searchsorted(self, v, side, sorter)
+
+    def compress(self, a, axis=None):
+        """``numpy.compress`` of ``self`` (the condition) over ``a``, as PyTensor defines it."""
+        from lucent.tensor.extra_ops import compress
+
+        return compress(self, a, axis=axis)
+
     def zeros_like(self, dtype=None):
         return _basic().zeros_like(self, dtype=dtype)
 
@@ -409,6 +473,9 @@ class TensorConstant(_tensor_py_operators, Constant):
     """A tensor with a fixed value; prints as ``TensorConstant{2}``."""
 
     def __init__(self, type, data, name=None):
+        if not isinstance(data, np.ndarray):
+            # A list or number is converted by the type (``[1, 2]`` fits an int8 vector).
+            data = type.filter(data)
         data = np.asarray(data)
         if data.ndim != type.ndim:
             raise TypeError(

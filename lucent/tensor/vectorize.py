@@ -20,11 +20,13 @@ from __future__ import annotations
 from lucent.graph.replace import _vectorize_node, _vectorize_not_needed
 from lucent.tensor import blockwise as _blockwise  # noqa: F401  (the fallback rule: Blockwise)
 from lucent.tensor.basic import Join
-from lucent.tensor.creation import Alloc, make_vector
+from lucent.tensor.blockwise import vectorize_node_fallback
+from lucent.tensor.creation import Alloc, MakeVector
+from lucent.tensor.diagonal import ExtractDiag
 from lucent.tensor.elemwise import DimShuffle, Elemwise
 from lucent.tensor.math import Argmax, Dot, MatMul, ReducedSize, matmul
 from lucent.tensor.reduction import CAReduce
-from lucent.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape, _vector_entry, shape_i
+from lucent.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape, shape_i
 from lucent.tensor.special import _AxisOp
 from lucent.tensor.subtensor import _FULL, _INT, IncSubtensor, Subtensor
 
@@ -36,6 +38,8 @@ def _batch_ndim(old, new):
 def _unbatched(node, batched_inputs, positions, what):
     """Refuse batch dimensions on inputs that parametrise the op (shapes, indices)."""
     for i in positions:
+        if not hasattr(node.inputs[i].type, "ndim"):
+            continue  # not a tensor (NoneConst in a shape): nothing to batch
         if _batch_ndim(node.inputs[i], batched_inputs[i]) != 0:
             raise NotImplementedError(
                 f"vectorize_graph cannot map {node.op} over a batched {what} (input {i}: "
@@ -102,13 +106,10 @@ def _vectorize_reduced_size(op, node, x):
 
 @_vectorize_node.register(_AxisOp)
 def _vectorize_axis_op(op, node, x):
+    # The node's op holds its axes as a tuple (None was resolved to every core axis).
     b = _batch_ndim(node.inputs[0], x)
-    if op.axis is None:
-        raise NotImplementedError(
-            f"vectorize_graph cannot map {op} over batch dimensions: it works over all axes "
-            "(axis=None), which would mix the batch entries"
-        )
-    return type(op)(op.axis + b).make_node(x)
+    axis = range(node.inputs[0].type.ndim) if op.axis is None else op.axis
+    return type(op)(tuple(a + b for a in axis)).make_node(x)
 
 
 def _vectorized_product(node, a, b):
@@ -151,10 +152,16 @@ def _vectorize_matmul(op, node, a, b):
 
 @_vectorize_node.register(Shape)
 def _vectorize_shape(op, node, x):
-    # The shape of one batch entry: the core part of the batched shape.
+    # Every batch entry has the core part of the batched shape: that vector,
+    # repeated over the batch dimensions.
+    from lucent.tensor.spacing import broadcast_to
+
     b = _batch_ndim(node.inputs[0], x)
-    core = [shape_i(x, d) for d in range(b, x.type.ndim)]
-    return [make_vector(*core, dtype=node.outputs[0].type.dtype) if core else Shape()(x)[b:]]
+    if b == 0:
+        return op.make_node(x)
+    x_shape = x.shape
+    core_ndim = x.type.ndim - b
+    return [broadcast_to(x_shape[b:], (*x_shape[:b], core_ndim))]
 
 
 @_vectorize_node.register(Shape_i)
@@ -172,15 +179,34 @@ def _vectorize_specify_shape(op, node, x, *shape):
 
 @_vectorize_node.register(Reshape)
 def _vectorize_reshape(op, node, x, shp):
-    _unbatched(node, (x, shp), [1], "target shape")
+    """The batch lengths of ``x`` followed by the target shape.
+
+    A target shape that gained batch dimensions itself (a matrix of shapes)
+    needs ``Blockwise``. A target shape may also be replaced by a longer
+    vector that already includes the batch lengths (as many more entries as
+    ``x`` gained dimensions); any other length is an error.
+    """
+    from lucent.tensor.basic import get_vector_length
+    from lucent.tensor.shape import reshape
+
+    if shp.type.ndim != 1:
+        return vectorize_node_fallback(op, node, x, shp)
     b = _batch_ndim(node.inputs[0], x)
-    if b == 0:
-        return op.make_node(x, shp)
-    # Entry by entry (not a concatenation), so the constant core lengths stay
-    # visible to Reshape and the output keeps the static shape it had.
-    core = [_vector_entry(shp, k) for k in range(op.ndim)]
-    new_shape = make_vector(*_batch_shape(x, b), *core, dtype="int64")
-    return Reshape(op.ndim + b).make_node(x, new_shape)
+    old_len, new_len = get_vector_length(node.inputs[1]), get_vector_length(shp)
+    if new_len == old_len:
+        if b == 0:
+            return op.make_node(x, shp)
+        # Entry by entry (``x.shape[:b]`` then the entries of the target shape, not a
+        # concatenation), so constant core lengths stay visible to Reshape and the
+        # output keeps the static shape it had.
+        new_shape = [*x.shape[:b], *(shp[k] for k in range(new_len))]
+        return reshape(x, new_shape, ndim=new_len + b).owner
+    if new_len == old_len + b:
+        return reshape(x, shp, ndim=new_len).owner
+    raise ValueError(
+        f"Invalid shape length passed into vectorize node of Reshape: the target shape had "
+        f"{old_len} entries, it now has {new_len}, but the input gained {b} dimension(s)"
+    )
 
 
 @_vectorize_node.register(Subtensor)
@@ -221,17 +247,35 @@ def _vectorize_alloc(op, node, value, *shape):
 
 @_vectorize_node.register(Join)
 def _vectorize_join(op, node, *tensors):
-    batches = [_batch_ndim(old, new) for old, new in zip(node.inputs, tensors)]
-    b = max(batches)
-    if b == 0:
-        return op.make_node(*tensors)
-    # Join does not broadcast: every piece is given the full batch shape.
-    ref = tensors[batches.index(b)]
-    pieces = []
-    for t, bt in zip(tensors, batches):
-        if bt < b:
-            t = _pad_batch(t, bt, b)
-            t = Alloc()(t, *_batch_shape(ref, b), *[shape_i(t, d) for d in range(b, t.type.ndim)])
-        pieces.append(t)
-    axis = op.axis if op.axis >= 0 else op.axis + node.inputs[0].type.ndim
-    return Join(axis + b).make_node(*pieces)
+    """A join along the shifted axis when every piece has the same batch dimensions
+    (count and broadcastable pattern); otherwise the pieces' batch shapes must be
+    broadcast against each other, which ``Blockwise`` does."""
+    batches = {_batch_ndim(old, new) for old, new in zip(node.inputs, tensors)}
+    if len(batches) == 1:
+        (b,) = batches
+        if b == 0:
+            return op.make_node(*tensors)
+        if len({t.type.broadcastable[:b] for t in tensors}) == 1:
+            return Join(op.axis + b).make_node(*tensors)
+    return vectorize_node_fallback(op, node, *tensors)
+
+
+@_vectorize_node.register(MakeVector)
+def _vectorize_make_vector(op, node, *scalars):
+    """A vector of batched scalars is their stack along a new last axis (broadcast first)."""
+    from lucent.tensor.basic import cast, stack
+    from lucent.tensor.spacing import broadcast_arrays
+
+    if not scalars:
+        return op.make_node()
+    if any(s.type.broadcastable != scalars[0].type.broadcastable for s in scalars):
+        scalars = broadcast_arrays(*scalars)
+    scalars = [cast(s, op.dtype) for s in scalars]
+    return stack(scalars, axis=-1).owner
+
+
+@_vectorize_node.register(ExtractDiag)
+def _vectorize_extract_diag(op, node, x):
+    """The same diagonal, its two axes moved past the batch dimensions."""
+    b = _batch_ndim(node.inputs[0], x)
+    return ExtractDiag(offset=op.offset, axis1=op.axis1 + b, axis2=op.axis2 + b, view=op.view).make_node(x)

@@ -47,6 +47,16 @@ def test_constant_copies_and_merges_by_value():
     np.testing.assert_array_equal(got.toarray(), 2 * np.eye(2))
 
 
+def test_a_sparse_constant_is_no_scalar_constant():
+    from lucent.tensor.exceptions import NotScalarConstantError
+
+    c = sb.as_sparse_or_tensor_variable(sp.csr_matrix(np.eye(1)))
+    assert isinstance(lt.as_tensor_variable(c), SparseConstant)
+    for only in (True, False):
+        with pytest.raises(NotScalarConstantError):
+            lt.get_underlying_scalar_constant_value(c, only_process_constants=only)
+
+
 def test_structure_properties():
     x = sb.csc_matrix("x")
     m = sp.csc_matrix(np.array(VALUE))

@@ -256,3 +256,87 @@ def test_second_is_the_elemwise_op_and_scalar_from_tensor_vectorizes():
     s = lt.dscalar("s")
     batched = vectorize_graph(tb.scalar_from_tensor(s), {s: v})
     assert batched is v
+
+
+def test_underlying_scalar_constant_value_digs_through_value_preserving_ops():
+    from lucent.raise_op import Assert
+    from lucent.tensor.shape import NoneConst
+
+    g = B.get_underlying_scalar_constant_value
+    c = B.constant(np.arange(6.0).reshape(2, 3))
+    assert g(c[1, 2]) == 5.0
+    assert g(B.constant(np.full((2, 2), 3))) == 3  # all entries equal
+    assert g(lt.second(lt.vector(), 2.5)) == 2.5
+    assert g(B.alloc(B.constant(4.0), 3, 2)) == 4.0
+    assert g(B.constant(0.25) < 0.5) and g(B.constant(7) % 4) == 3
+    two = B.constant(2)
+    assert g(Assert()(two, two > 1)) == 2
+    with pytest.raises(B.NotScalarConstantError):
+        g(Assert()(two, two > 2))
+    with pytest.raises(B.NotScalarConstantError):
+        g(Assert()(two, two > lt.scalar()))
+    assert g(NoneConst) is None and g(NoneConst, only_process_constants=True) is None
+    assert g(B.stack([lt.iscalar(), 2, 3])[1]) == 2
+    assert g(B.join(0, B.make_vector(lt.iscalar()), B.constant(np.array([5, 6])))[2]) == 6
+    v = lt.dvector()
+    assert g(v, raise_not_constant=False) is v
+    # get_scalar_constant_value: 0-d values only, and a fresh array every time.
+    with pytest.raises(B.NotScalarConstantError):
+        B.get_scalar_constant_value(B.constant(np.full(3, 7)))
+    value = B.get_scalar_constant_value(B.constant(3))
+    value += 1
+    assert B.get_scalar_constant_value(B.constant(3)) == 3
+
+
+def test_transpose_names_and_axis_errors():
+    x3 = lt.dtensor3("x3")
+    assert B.transpose(x3).name == "x3.T" and B.transpose(x3, (0, 2, 1)).name is None
+    assert B.transpose(lt.dvector("v")) is not None
+    with pytest.raises(IndexError):  # AxisError is an IndexError and a ValueError
+        B.stack([lt.imatrix(), lt.imatrix()], 4)
+    with pytest.raises(TypeError, match="Sequence"):
+        B.stack(lt.imatrix(), lt.imatrix())
+    with pytest.raises(TypeError, match="symbolic"):
+        B.Join(lt.lscalar())
+    with pytest.raises(ValueError, match="scalar"):
+        B.MakeVector()(lt.vector(), lt.vector())
+
+
+def test_value_dependent_static_shapes_follow_a_rebuild():
+    from lucent.graph.replace import clone_replace
+
+    n = B.as_tensor_variable(3)
+    y = B.alloc(0.0, n, 2)
+    assert y.type.shape == (3, 2)
+    assert clone_replace(y, {n: B.as_tensor_variable(5)}, rebuild_strict=False).type.shape == (5, 2)
+    z = B.eye(n)
+    assert clone_replace(z, {n: B.as_tensor_variable(4)}, rebuild_strict=False).type.shape == (4, 4)
+
+
+def test_alloc_is_not_folded_into_a_constant_output():
+    val = B.constant(np.ones((1, 1)))
+    f = lucent.function([], B.alloc(val, 5, 6), mode="FAST_RUN")
+    assert sum(isinstance(n.op, B.Alloc) for n in f.maker.fgraph.toposort()) == 1
+    np.testing.assert_array_equal(f(), np.ones((5, 6)))
+
+
+def test_as_tensor_variable_of_an_apply_uses_its_default_output():
+    from lucent.graph.basic import Apply
+    from lucent.graph.op import Op
+
+    class TwoOut(Op):
+        def __init__(self, default):
+            self.default_output = default
+
+        def make_node(self, x):
+            return Apply(self, [x], [x.type(), x.type()])
+
+    x = lt.dvector()
+    node = TwoOut(-1).make_node(x)
+    assert B.as_tensor_variable(node) is node.outputs[1]
+    with pytest.raises(IndexError, match="out of range"):
+        B.as_tensor_variable(TwoOut(2).make_node(x))
+    with pytest.raises(TypeError, match="must be an int"):
+        B.as_tensor_variable(TwoOut(1.0).make_node(x))
+    with pytest.raises(TypeError, match="without default_output"):
+        B.as_tensor_variable(TwoOut(None).make_node(x))

@@ -58,7 +58,7 @@ def test_shape_i():
     v = op(x)
     assert v.type == TensorType("int64", ())
     assert run(v, {x: np.zeros((1, 2, 7), dtype="float32")}) == 7
-    with pytest.raises(ValueError, match="only 3 dimensions"):
+    with pytest.raises(TypeError, match="only 3 dimensions"):
         S.Shape_i(3)(x)
     with pytest.raises(TypeError):
         S.Shape_i(-1)
@@ -128,12 +128,17 @@ def test_specify_shape_runtime_check_and_view():
 
 def test_specify_shape_build_time_errors():
     x = lt.matrix("x", shape=(2, None))
-    with pytest.raises(ValueError, match="incompatible"):
-        S.specify_shape(x, (3, None))
-    with pytest.raises(ValueError, match="2 dimensions"):
+    # A length contradicting the static one keeps the static type and fails when run.
+    y = S.specify_shape(x, (3, None))
+    assert y is not x and y.type.shape == (2, None)
+    with pytest.raises(AssertionError, match="expected 3"):
+        run(y, {x: np.ones((2, 4))})
+    with pytest.raises(ValueError, match="will never match"):
         S.specify_shape(x, (2,))
-    with pytest.raises(TypeError, match="integer scalar"):
+    with pytest.raises(TypeError, match="must be integer types"):
         S.specify_shape(x, (lt.dscalar(), None))
+    with pytest.raises(ValueError, match="must have fixed dimensions"):
+        S.specify_shape(x, lt.ivector())
 
 
 def test_specify_shape_from_symbolic_vector():
@@ -156,7 +161,7 @@ def test_specify_broadcastable():
     assert S.specify_broadcastable(x) is x
     with pytest.raises(AssertionError, match="expected 1"):
         run(y, {x: np.zeros((2, 2))})
-    with pytest.raises(ValueError, match="out of range"):
+    with pytest.raises(ValueError, match="out of bounds"):
         S.specify_broadcastable(x, 2)
 
 
@@ -236,7 +241,7 @@ def test_reshape_errors():
     with pytest.raises(ValueError, match=r"shape \(2, 2\) \(size 4\) to shape \(3, 2\)"):
         run(S.reshape(x, shp, ndim=2), {x: np.zeros((2, 2)), shp: np.array([3, 2])})
     static = lt.matrix(shape=(2, 3))
-    with pytest.raises(ValueError, match="Cannot reshape"):
+    with pytest.raises(ValueError, match="is incompatible with new shape"):
         S.reshape(static, (4, -1))
     with pytest.raises(ValueError, match="more than one -1"):
         S.reshape(x, (-1, -1))
@@ -296,5 +301,5 @@ def test_specify_shape_ellipsis_and_never_matching_lengths():
     assert specify_shape(y, (..., None)) is y
     with pytest.raises(ValueError, match="will never match"):
         specify_shape(lt.dvector(), ())
-    with pytest.raises(ValueError, match="at most one Ellipsis"):
+    with pytest.raises(ValueError, match="Multiple Ellipsis"):
         specify_shape(x, (..., 2, ...))

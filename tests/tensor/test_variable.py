@@ -47,8 +47,8 @@ def test_method_errors():
         x.norm(0)
     with pytest.raises(NotImplementedError, match="infinite"):
         x.norm(np.inf)
-    with pytest.raises(NotImplementedError, match="mode='raise'"):
-        x.take([0], mode="wrap")
+    with pytest.raises(ValueError, match="mode must be"):
+        x.take([0], mode="nearest")
 
 
 def test_get_underlying_scalar_constant():

@@ -106,6 +106,46 @@ def test_batched_index_is_refused():
     out = x[i]
     with pytest.raises(NotImplementedError, match="batched index"):
         vectorize_graph(out, {i: lt.lvector("I")})
-    s = lt.lvector("s")
-    with pytest.raises(NotImplementedError, match="target shape"):
-        vectorize_graph(lt.reshape(x, s, ndim=1), {x: X, s: lt.lmatrix()})
+
+
+def test_reshape_with_batched_or_longer_target_shapes():
+    from lucent.tensor.blockwise import Blockwise
+
+    v, s = lt.dvector("v"), lt.lvector("s")
+    out = lt.reshape(v, s, ndim=2)
+    S = lt.lmatrix("S")
+    batched = vectorize_graph(out, {s: S})  # one target shape per batch entry: Blockwise
+    assert isinstance(batched.owner.op, Blockwise)
+    value = run(batched, {v: np.arange(6.0), S: np.array([[2, 3], [-1, 3]])})
+    np.testing.assert_array_equal(value, np.broadcast_to(np.arange(6.0).reshape(2, 3), (2, 2, 3)))
+    m, k = lt.dmatrix("m"), lt.lscalar("k")
+    target = lt.as_tensor([k, 3])
+    out = lt.reshape(v, target, ndim=2)
+    longer = vectorize_graph(out, {v: m, target: lt.as_tensor([4, k, 3])})  # batch length included
+    value = run(longer, {m: np.zeros((4, 6)), k: 2})
+    assert value.shape == (4, 2, 3)
+    with pytest.raises(ValueError, match="Invalid shape length"):
+        vectorize_graph(out, {v: m, target: lt.as_tensor([1, 4, k, 3])})
+
+
+def test_join_make_vector_and_extract_diag_rules():
+    from lucent.tensor import basic as B
+    from lucent.tensor.blockwise import Blockwise
+    from lucent.tensor.diagonal import ExtractDiag
+
+    x, y = lt.dmatrix("x"), lt.dmatrix("y")
+    bx, by = lt.dtensor3("bx"), lt.dtensor3("by")
+    out = vectorize_graph(B.join(1, x, y), {x: bx, y: by})
+    assert isinstance(out.owner.op, B.Join) and out.owner.op.axis == 2
+    # Pieces with different batch dimensions are broadcast against each other by Blockwise.
+    assert isinstance(vectorize_graph(B.join(1, x, y), {x: bx}).owner.op, Blockwise)
+    a, b = lt.dscalar("a"), lt.dscalar("b")
+    va, vb = lt.dvector("va"), lt.dmatrix("vb")
+    stacked = vectorize_graph(B.make_vector(a, b), {a: va, b: vb})
+    assert not isinstance(stacked.owner.op, Blockwise) and stacked.type.ndim == 3
+    t = lt.dtensor3("t")
+    diag = vectorize_graph(B.diagonal(t, offset=1, axis1=0, axis2=2), {t: lt.dtensor4("t4")})
+    assert isinstance(diag.owner.op, ExtractDiag) and (diag.owner.op.axis1, diag.owner.op.axis2) == (1, 3)
+    va_val, vb_val = np.arange(2.0), np.arange(6.0).reshape(3, 2)
+    value = run(stacked, {va: va_val, vb: vb_val})
+    np.testing.assert_array_equal(value, np.stack(np.broadcast_arrays(va_val, vb_val), axis=-1))

@@ -133,19 +133,31 @@ def local_subtensor_of_shape(fgraph, node):
 _SIMPLE_SHAPE_OPS = (Shape_i,)
 
 
-def _usable_length(var, node):
+def _usable_length(var, node, depth=6):
     """True if ``var`` can stand for a length without recomputing ``node``'s work."""
     if not isinstance(var, Variable) or not isinstance(var.type, TensorType) or var.type.ndim != 0:
         return False
-    if var.type.dtype not in ("int64", "int32", "int16", "int8", "uint8", "uint16", "uint32"):
+    if var.type.dtype not in ("int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "bool"):
         return False
     if isinstance(var, Constant) or var in node.inputs:
         return True
+    if var.owner is not None and isinstance(var.owner.op, Elemwise) and depth > 0:
+        # Scalar arithmetic of usable lengths (``minimum(n - k, m)``, ``a + b``): a few
+        # integer operations, cheaper than computing the node to read its shape.
+        return type(var.owner.op.scalar_op).__name__ in _LENGTH_ARITHMETIC and all(
+            _usable_length(i, node, depth - 1) for i in var.owner.inputs
+        )
     return (
         var.owner is not None
         and isinstance(var.owner.op, _SIMPLE_SHAPE_OPS)
         and all(var.owner.inputs[0] is not o for o in node.outputs)
     )
+
+
+_LENGTH_ARITHMETIC = frozenset(
+    ["Add", "Sub", "Mul", "Neg", "IntDiv", "Mod", "Maximum", "Minimum", "Switch", "Cast", "Identity",
+     "LT", "GT", "LE", "GE", "EQ", "NEQ", "Abs", "Ceil", "Floor", "TrueDiv", "AND", "OR", "Invert"]
+)
 
 
 @node_rewriter([Shape_i])
@@ -154,9 +166,10 @@ def local_shape_i_lift(fgraph, node):
 
     The op's ``infer_shape`` says how its output lengths follow from its
     inputs' (for an element-wise op: the length of any input that is not
-    broadcast there). Only simple answers are used (a constant, an input of
-    the node, or another ``Shape_i``), so the rewrite never adds arithmetic,
-    and the shape no longer depends on ``f`` being computed.
+    broadcast there). Only cheap answers are used (a constant, an input of
+    the node, another ``Shape_i``, or a little integer arithmetic of these,
+    e.g. ``minimum(n - k, m)`` for a diagonal), so the shape no longer
+    depends on ``f`` being computed.
     """
     (v,) = node.inputs
     owner = v.owner
@@ -229,6 +242,8 @@ register_canonicalize(local_shape_i_to_constant, "fast_compile")
 register_canonicalize(local_subtensor_of_shape, "fast_compile")
 register_canonicalize(local_shape_i_lift)
 register_specialize(local_shape_to_shape_i)
+# again after ``Shape`` became ``Shape_i`` (specialize), so those lengths are lifted too
+register_specialize(local_shape_i_lift, name="local_shape_i_lift_specialize")
 register_canonicalize(local_reduced_size, "fast_compile")
 
 

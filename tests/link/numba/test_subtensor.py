@@ -10,6 +10,7 @@ from lucent.tensor.advanced_subtensor import (
     AdvancedIncSubtensor1,
     AdvancedSubtensor,
     AdvancedSubtensor1,
+    advanced_subtensor1,
 )
 from lucent.tensor.subtensor import IncSubtensor, SliceLength, Subtensor, inc_subtensor, set_subtensor
 from tests.link.numba.test_shape import check, check_raises
@@ -125,7 +126,7 @@ def test_slice_length():
 def test_advanced_subtensor1(dtype):
     x = lt.tensor(dtype=dtype, shape=(None, None))
     idx = lt.tensor(dtype="int64", shape=(None,))
-    out = x[idx]
+    out = advanced_subtensor1(x, idx)
     assert isinstance(out.owner.op, AdvancedSubtensor1)
     xv = _values(dtype, (4, 3))
     check(out, xv, np.array([0, -1, 2, 2]), view=False)

@@ -19,16 +19,19 @@ import hashlib
 
 from lucent.link.numba.dispatch.basic import numba_funcify
 from lucent.link.numba.dispatch.shape import dtype_text
-from lucent.tensor.blockwise import Blockwise
+from lucent.tensor.blockwise import Blockwise, BlockwiseWithCoreShape
 
 BLOCKWISE_VERSION = 1
 
 
-def _generate(op, node):
+def _generate(op, node, n_ignored=0):
+    """The kernel's source; ``n_ignored`` trailing arguments are accepted and not read
+    (the core shapes of ``BlockwiseWithCoreShape``)."""
     b = op.batch_ndim(node)
     n_in, n_out = len(node.inputs), len(node.outputs)
     params = [f"x{k}" for k in range(n_in)]
-    lines = [f"def blockwise_fn({', '.join(params)}):"]
+    ignored = [f"core_shape{k}" for k in range(n_ignored)]
+    lines = [f"def blockwise_fn({', '.join(params + ignored)}):"]
     # The batch lengths: the first input not statically broadcastable there decides.
     for d in range(b):
         deciders = [k for k, var in enumerate(node.inputs) if var.type.shape[d] != 1]
@@ -129,7 +132,7 @@ def _empty_core_dims(op, node, o, b):
 
 
 @numba_funcify.register(Blockwise, version=BLOCKWISE_VERSION)
-def numba_funcify_Blockwise(op, node, **kwargs):
+def numba_funcify_Blockwise(op, node, n_ignored=0, **kwargs):
     from lucent.link.numba.cache import Uncacheable, kernel_fingerprint, load_graph_function, make_key
 
     core_node = op._create_dummy_core_node(node.inputs)
@@ -140,7 +143,7 @@ def numba_funcify_Blockwise(op, node, **kwargs):
         from lucent.link.numba.dispatch.basic import numba_njit
 
         core = numba_njit(core)
-    source = _generate(op, node)
+    source = _generate(op, node, n_ignored)
     # Hoist the helpers to module level (Numba calls them as globals).
     namespace = {"core": core}
     import numpy as np
@@ -158,9 +161,17 @@ def numba_funcify_Blockwise(op, node, **kwargs):
     return kernel
 
 
+@numba_funcify.register(BlockwiseWithCoreShape, version=BLOCKWISE_VERSION)
+def numba_funcify_BlockwiseWithCoreShape(op, node, **kwargs):
+    """The wrapped ``Blockwise``'s kernel, taking (and ignoring) the core shapes last:
+    lucent's loop learns the core output shapes from the first block."""
+    inner = op.blockwise_node(node)
+    return numba_funcify_Blockwise(op.blockwise, inner, n_ignored=len(node.inputs) - len(inner.inputs))
+
+
 def _njit_helpers(source):
     """Decorate the generated ``empty_core*`` helpers with ``numba.njit`` (called from the jitted loop)."""
     return source.replace("def empty_core", "@numba.njit(cache=True)\ndef empty_core")
 
 
-__all__ = ["numba_funcify_Blockwise"]
+__all__ = ["numba_funcify_Blockwise", "numba_funcify_BlockwiseWithCoreShape"]

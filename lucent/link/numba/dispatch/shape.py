@@ -197,7 +197,7 @@ def numba_funcify_SpecifyShape(op, node, **kwargs):
 # --------------------------------------------------------------------------- #
 # Reshape
 # --------------------------------------------------------------------------- #
-@numba_funcify.register(Reshape, version=1)
+@numba_funcify.register(Reshape, version=2)
 def numba_funcify_Reshape(op, node, **kwargs):
     """Reshape in C order: a view of a contiguous input, a copy of a strided one.
 
@@ -211,7 +211,7 @@ def numba_funcify_Reshape(op, node, **kwargs):
     req = py_tuple(names)
     body = [
         f"if shp.shape[0] != {ndim}:",
-        "    " + fail("Value", f"Reshape{{{{{ndim}}}}}: got a shape with {{}} entries", "shp.shape[0]"),
+        "    " + fail("Assertion", f"Reshape{{{{{ndim}}}}}: got a shape with {{}} entries", "shp.shape[0]"),
     ]
     body += [f"{n} = np.int64(shp[{d}])" for d, n in enumerate(names)]
     body += ["n_neg = 0", "bad = False", "known = np.int64(1)"]

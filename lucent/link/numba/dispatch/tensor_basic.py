@@ -137,7 +137,7 @@ def numba_funcify_MakeVector(op, node, **kwargs):
     return make_kernel("make_vector", params, lines)
 
 
-@numba_funcify.register(Alloc, version=1)
+@numba_funcify.register(Alloc, version=2)
 def numba_funcify_Alloc(op, node, **kwargs):
     """A new array of the requested shape filled with the (broadcast) value.
 
@@ -160,7 +160,7 @@ def numba_funcify_Alloc(op, node, **kwargs):
                      "has length {}" + ("" if vtype.shape[d] == 1 else "{}") + ")",
             "value.shape", py_tuple(shape), f"value.shape[{d}]",
             *([] if vtype.shape[d] == 1 else [
-                f'("; a length-1 dimension broadcasts only when its type says so, see specify_broadcastable" '
+                f'("; Runtime broadcasting not allowed: a length-1 dimension broadcasts only when its type says so, see specify_broadcastable" '
                 f'if value.shape[{d}] == 1 else "")'
             ]),
         ))
