@@ -51,7 +51,11 @@ class LogicalComparison(BinaryScalarOp):
     output_types_preference = staticmethod(bool_out)
 
     def L_op(self, inputs, outputs, output_grads):
-        return [_zero_like_float(i) for i in inputs]
+        # Zeros shaped like each input (``second(x, 0)``), not bare constants:
+        # the gradient graph keeps its inputs, as PyTensor's does.
+        from lucent.configdefaults import config
+
+        return [i.zeros_like(dtype=config.floatX) for i in inputs]
 
 
 class _NumpyComparison(LogicalComparison):

@@ -494,8 +494,11 @@ class XLogY(SpecialOp, BinaryScalarOp):
         zeros = self._not_float(inputs, outputs)
         if zeros is not None:
             return zeros
+        # xlogy(x, x) = x log(x): the y-part x / y is then exactly 1 (the limit at 0 too, so the
+        # gradient there is log(0) + 1 = -inf, not NaN from 0 / 0).
+        gy = gz if x is y else gz * x / y
         return [gz * log(y) if x.type.dtype in continuous_dtypes else _zero_like_float(x),
-                gz * x / y if y.type.dtype in continuous_dtypes else _zero_like_float(y)]
+                gy if y.type.dtype in continuous_dtypes else _zero_like_float(y)]
 
 
 class XLog1PY(SpecialOp, BinaryScalarOp):

@@ -143,6 +143,100 @@ def _path(expanded, out, operands, optimize):
     return [tuple(step) for step in path[1:]]
 
 
+def _iota(shape, axis):
+    """An integer tensor of ``shape`` holding each entry's index along ``axis``."""
+    from lucent.tensor.basic import arange, as_tensor_variable, get_vector_length
+    from lucent.tensor.extra_ops import broadcast_to
+
+    shape = as_tensor_variable(shape)
+    n = get_vector_length(shape)
+    if not -n <= axis < n:
+        raise ValueError(f"_iota: axis {axis} is out of range for a shape of length {n}")
+    axis = axis % n
+    values = arange(shape[axis])
+    values = values.dimshuffle(*(["x"] * axis), 0, *(["x"] * (n - axis - 1)))
+    return broadcast_to(values, [shape[k] for k in range(n)])
+
+
+def _delta(shape, axes):
+    """A boolean tensor of ``shape``: True where the indices along all of ``axes`` coincide.
+
+    ``_delta((n, n), (0, 1))`` is the identity pattern; the dimensions not in
+    ``axes`` are broadcast.
+    """
+    from lucent.tensor.basic import as_tensor_variable, get_vector_length, stack
+    from lucent.tensor.extra_ops import broadcast_to
+    from lucent.tensor.math import and_, eq
+
+    if len(axes) < 2:
+        raise ValueError("Need at least two axes to create a delta tensor")
+    shape = as_tensor_variable(shape)
+    n = get_vector_length(shape)
+    axes = [a % n for a in axes]
+    base = stack([shape[a] for a in axes])
+    iotas = [_iota(base, k) for k in range(len(axes))]
+    result = eq(iotas[0], iotas[1])
+    for a, b in zip(iotas[1:], iotas[2:]):
+        result = and_(result, eq(a, b))
+    order = iter(range(len(axes)))
+    pattern = [next(order) if d in axes else "x" for d in range(n)]
+    if sorted(axes) != list(axes):
+        # dimshuffle keeps the given order; put the delta's axes where they belong.
+        ranks = {a: k for k, a in enumerate(axes)}
+        pattern = [ranks[d] if d in axes else "x" for d in range(n)]
+    return broadcast_to(result.dimshuffle(*pattern), [shape[k] for k in range(n)])
+
+
+def _general_dot(vars, axes, batch_axes):
+    """``tensordot`` of two tensors, each with its own batch axes.
+
+    ``axes`` are the contracted axes of each operand and ``batch_axes`` the
+    axes that are batch dimensions (positions in the operand; they are
+    broadcast against each other like NumPy's leading dimensions). The
+    result has the broadcast batch dimensions first, then the free axes of
+    the first operand, then those of the second. Computed as one batched
+    matrix product: each operand is transposed to ``(batch, free,
+    contracted)`` / ``(batch, contracted, free)`` and reshaped to a stack of
+    matrices.
+    """
+    from lucent.tensor.basic import as_tensor_variable, concatenate
+    from lucent.tensor.math import matmul, prod
+    from lucent.tensor.shape import reshape
+
+    x, y = (as_tensor_variable(v) for v in vars)
+    if not batch_axes[0] and not batch_axes[1]:
+        return tensordot(x, y, axes=[list(axes[0]), list(axes[1])])
+
+    def norm(ax, nd):
+        out = tuple(a + nd if a < 0 else a for a in ax)
+        if any(not 0 <= a < nd for a in out):
+            raise ValueError(f"_general_dot: axis out of range in {tuple(ax)} for {nd} dimensions")
+        return out
+
+    (xa, ya), (xb, yb) = ([norm(a, v.type.ndim) for a, v in zip(pair, (x, y))] for pair in (axes, batch_axes))
+    if len(xa) != len(ya):
+        raise ValueError(f"_general_dot: {len(xa)} contracted axes for the first operand, {len(ya)} for the second")
+    xf = [d for d in range(x.type.ndim) if d not in xa and d not in xb]
+    yf = [d for d in range(y.type.ndim) if d not in ya and d not in yb]
+    nb = max(len(xb), len(yb))
+    xs = [x.shape[d] for d in xf]
+    ys = [y.shape[d] for d in yf]
+    k = prod([x.shape[d] for d in xa]) if xa else 1
+    fx = prod(xs) if xs else 1
+    fy = prod(ys) if ys else 1
+
+    def as_stack(v, batch, first, second, rows, cols):
+        # Reshape before padding the batch: the padded dimensions keep their static length 1.
+        t = v.dimshuffle(*batch, *first, *second)
+        m = reshape(t, concatenate([t.shape[: len(batch)], [rows, cols]]), ndim=len(batch) + 2)
+        return m.dimshuffle(*(["x"] * (nb - len(batch))), *range(len(batch) + 2))
+
+    out = matmul(as_stack(x, xb, xf, xa, fx, k), as_stack(y, yb, ya, yf, k, fy))
+    shape = concatenate([out.shape[:nb], as_tensor_variable([*xs, *ys], ndim=1, dtype="int64")]) if (xs or ys) \
+        else out.shape[:nb]
+    return reshape(out, shape, ndim=nb + len(xs) + len(ys))
+
+
 def einsum(subscripts, *operands, optimize=None):
     """``numpy.einsum`` (see the module docstring for how the contraction is computed)."""
     from lucent.tensor.basic import as_tensor_variable

@@ -38,6 +38,12 @@ def _normalize_axes(axis, ndim, where="reduction"):
         return None
     if isinstance(axis, (int, np.integer)) and not isinstance(axis, bool):
         axis = (axis,)
+    if ndim == 0:
+        # A 0-d input counts as 1-d for its axes (NumPy's and PyTensor's rule): 0 and -1 name
+        # its only "axis", and reducing over it leaves the value as it is.
+        if any(isinstance(a, bool) or not isinstance(a, (int, np.integer)) or a not in (0, -1) for a in axis):
+            raise np.exceptions.AxisError(tuple(axis), ndim=0)
+        return None
     out = []
     for a in axis:
         if isinstance(a, bool) or not isinstance(a, (int, np.integer)):

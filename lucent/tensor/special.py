@@ -20,26 +20,37 @@ from lucent.tensor.type import TensorType
 
 
 def _norm_axis(axis, ndim, who):
+    """``axis`` as a sorted tuple of non-negative axes; ``None`` means every axis."""
     if axis is None:
-        return None
-    if isinstance(axis, (tuple, list)):
-        if len(axis) != 1:
-            raise ValueError(f"{who}: give one axis or None, got {axis!r}")
-        (axis,) = axis
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"{who}: axis must be an int or None, got {axis!r}")
-    if not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(f"{who}: axis {axis} is out of bounds for a tensor with {ndim} dimensions")
-    return int(axis) % ndim
+        return tuple(range(ndim))
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    out = []
+    for a in axes:
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
+            raise TypeError(f"{who}: axis must be an int, a tuple of ints or None, got {axis!r}")
+        if not -ndim <= a < max(ndim, 1) or ndim == 0:
+            raise np.exceptions.AxisError(f"{who}: axis {a} is out of bounds for a tensor with {ndim} dimensions")
+        out.append(int(a) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{who}: repeated axis in {axis!r}")
+    return tuple(sorted(out))
 
 
 class _AxisOp(Op):
+    """Base of the ops normalised over a set of axes (PyTensor's ``axis``: a tuple of ints)."""
+
     __props__ = ("axis",)
 
-    def __init__(self, axis=-1):
-        if axis is not None and (isinstance(axis, bool) or not isinstance(axis, (int, np.integer, tuple, list))):
-            raise TypeError(f"{type(self).__name__}: axis must be an int or None, got {axis!r}")
-        self.axis = axis
+    def __init__(self, axis=None):
+        if isinstance(axis, list):
+            axis = tuple(axis)
+        elif isinstance(axis, (int, np.integer)) and not isinstance(axis, bool):
+            axis = (int(axis),)
+        if axis is not None and (
+            not isinstance(axis, tuple) or any(isinstance(a, bool) or not isinstance(a, (int, np.integer)) for a in axis)
+        ):
+            raise TypeError(f"{type(self).__name__}: axis must be an int, a tuple of ints or None, got {axis!r}")
+        self.axis = None if axis is None else tuple(int(a) for a in axis)
 
     def __str__(self):
         return f"{type(self).__name__}{{axis={self.axis}}}"
@@ -98,13 +109,13 @@ class LogSoftmax(_AxisOp):
         return [_fit_grad(gx, x)]
 
 
-def softmax(c, axis=-1):
-    """Softmax along ``axis`` (the last by default; ``None`` for all elements)."""
+def softmax(c, axis=None):
+    """Softmax over ``axis``: an int, a tuple of ints, or ``None`` (default) for all axes, as in PyTensor."""
     return Softmax(axis)(c)
 
 
-def log_softmax(c, axis=-1):
-    """Logarithm of the softmax along ``axis``, without under- or overflow."""
+def log_softmax(c, axis=None):
+    """Logarithm of the softmax over ``axis`` (default all axes), without under- or overflow."""
     return LogSoftmax(axis)(c)
 
 

@@ -239,7 +239,18 @@ def test_discrete_grads_are_zero():
     x, y = ls.float64(), ls.float64()
     gz = ls.bool()
     grads = ps.lt.L_op([x, y], [ps.lt(x, y)], [gz])
-    assert [float(run(g, {})) for g in grads] == [0.0, 0.0]
+    assert [float(run(g, {x: 1.0, y: 2.0})) for g in grads] == [0.0, 0.0]
     i = ls.int32()
     (g,) = ps.exp.L_op([i], [ps.exp(i)], [ls.float64()])
     assert float(run(g, {})) == 0.0 and g.type.dtype in ("float32", "float64")
+
+
+def test_comparison_gradient_keeps_its_inputs():
+    """The zero gradient of a comparison is ``second(x, 0)``: the graph still depends on the input."""
+    import lucent
+    from lucent.scalar.basic import float32
+
+    x, y = float32("x"), float32("y")
+    g = lucent.grad(x > y, y)
+    assert y in lucent.graph.traversal.graph_inputs([g])
+    assert g.eval({y: 1.0}) == 0.0

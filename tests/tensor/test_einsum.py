@@ -61,3 +61,28 @@ def test_einsum_gradient():
     verify_grad(lambda x, y: einsum("ij,jk->ik", x, y), [RNG.normal(size=(2, 3)), RNG.normal(size=(3, 2))],
                 rng=rng, mode="FAST_COMPILE")
     verify_grad(lambda x: einsum("ii->i", x), [RNG.normal(size=(3, 3))], rng=rng, mode="FAST_COMPILE")
+
+
+def test_iota_delta_and_general_dot():
+    """The building blocks PyTensor's einsum module exposes: index grids, delta tensors, batched tensordot."""
+    from functools import partial
+
+    from lucent.tensor.einsum import _delta, _general_dot, _iota
+
+    x = lt.tensor("x", shape=(5, 4, 2, 11, 13, 3))
+    y = lt.tensor("y", shape=(4, 13, 5, 7, 11))
+    axes = [(-3, -2), (-1, -4)]
+    xv, yv = RNG.normal(size=x.type.shape), RNG.normal(size=y.type.shape)
+    iota0, iota1, d2, d3, gd = run(
+        [_iota((4, 8), 0), _iota((4, 8), 1), _delta((2, 2), (0, 1)), _delta((3, 2, 3), (2, 0)),
+         _general_dot((x, y), axes, [(0, 1), (0,)])],
+        {x: xv, y: yv},
+    )
+    np.testing.assert_array_equal(iota0, np.broadcast_to(np.arange(4)[:, None], (4, 8)))
+    np.testing.assert_array_equal(iota1, np.broadcast_to(np.arange(8), (4, 8)))
+    np.testing.assert_array_equal(d2, np.eye(2, dtype=bool))
+    np.testing.assert_array_equal(d3, np.broadcast_to((np.arange(3)[:, None] == np.arange(3))[:, None, :], (3, 2, 3)))
+    ref = np.vectorize(partial(np.tensordot, axes=axes), signature="(a,b,c,d),(c,e,f,b)->(a,d,e,f)")(xv, yv)
+    np.testing.assert_allclose(gd, ref, rtol=1e-10)
+    with pytest.raises(ValueError, match="two axes"):
+        _delta((2, 2), (0,))

@@ -244,3 +244,20 @@ def test_careduce_infer_shape_and_grads():
     verify_grad(lambda v: lt.prod(v, axis=1), pt)
     verify_grad(lambda v: lt.max(v, axis=2), pt)
     verify_grad(lambda v: lt.min(v, axis=None), pt)
+
+
+def test_elemwise_outer_and_reductions_of_a_scalar():
+    """``op.outer(x, y)`` as ``numpy.ufunc.outer``; a 0-d input takes axis 0 / -1 as its only axis."""
+    from lucent.tensor.math import add, mul
+
+    x, y = lt.dmatrix("x"), lt.dtensor3("y")
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(8.0).reshape(4, 1, 2)
+    s_out, p_out = run([add.outer(x, y), mul.outer(x, y)], {x: a, y: b})
+    np.testing.assert_array_equal(s_out, np.add.outer(a, b))
+    np.testing.assert_array_equal(p_out, np.multiply.outer(a, b))
+    with pytest.raises(NotImplementedError, match="binary"):
+        lt.exp.outer(x, y)
+    s = lt.dscalar("s")
+    assert run([CAReduce(ps.add, axis=(-1,))(s), lt.sum(s, axis=0)], {s: 5.0}) == [5.0, 5.0]
+    with pytest.raises(np.exceptions.AxisError, match=r"axis \(-2,\) is out of bounds for array of dimension 0"):
+        CAReduce(ps.add, axis=(-2,))(s)

@@ -22,7 +22,7 @@ def np_lse(v, axis, keepdims=False):
     return out if keepdims else np.squeeze(out, axis=axis)
 
 
-@pytest.mark.parametrize("axis", [-1, 0, 1, None])
+@pytest.mark.parametrize("axis", [-1, 0, 1, None, (0, 1)])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_softmax_log_softmax_values(axis, dtype):
     x = lt.tensor(dtype=dtype, shape=(None, None))
@@ -51,8 +51,10 @@ def test_numerical_stability_and_edge_cases():
 
 def test_str_infer_shape_and_errors():
     x = lt.dmatrix()
-    assert str(softmax(x).owner.op) == "Softmax{axis=1}"
-    assert str(log_softmax(x, axis=0).owner.op) == "LogSoftmax{axis=0}"
+    # PyTensor's rule: the axes are a tuple, and the default is every axis.
+    assert str(softmax(x).owner.op) == "Softmax{axis=(0, 1)}"
+    assert str(softmax(x, axis=-1).owner.op) == "Softmax{axis=(1,)}"
+    assert str(log_softmax(x, axis=0).owner.op) == "LogSoftmax{axis=(0,)}"
     assert Softmax(1) == Softmax(1) and Softmax(1) != LogSoftmax(1)
     node = softmax(x).owner
     assert node.op.infer_shape(None, node, [("a", "b")]) == [("a", "b")]
@@ -133,3 +135,33 @@ def test_log_special_stabilised(lucent_mode):
     names |= {type(i.op).__name__ for n in f.maker.fgraph.apply_nodes
               for i in getattr(getattr(n.op, "scalar_op", None), "nodes", [])}
     assert {"Erfcx", "Log1mexp", "GammaLn"} <= names, names
+
+
+def test_xlogy_of_a_variable_with_itself_has_its_limit_gradient():
+    """``xlogy(x, x) = x log x``: gradient ``log x + 1``, ``-inf`` at 0 (not NaN from ``0 / 0``)."""
+    import lucent
+    from lucent.tensor.special import xlogy
+
+    x = lt.dvector("x")
+    g = lucent.grad(xlogy(x, x).sum(), x)
+    np.testing.assert_allclose(run(g, {x: np.array([0.0, 1.0, 2.0])}), [-np.inf, 1.0, 1.0 + np.log(2.0)])
+
+
+def test_softmax_over_several_axes_and_vectorized():
+    """A tuple of axes (not all of them) normalises each slice over those axes; batching shifts them."""
+    from scipy.special import log_softmax as sp_log_softmax
+    from scipy.special import softmax as sp_softmax
+
+    from lucent.graph.replace import vectorize_graph
+
+    x = lt.dtensor4("x")
+    xv = rng.standard_normal((2, 3, 4, 5))
+    for axis in [(0, 2), (1, 3), (3, 0)]:
+        sm, lsm = run([softmax(x, axis=axis), log_softmax(x, axis=axis)], {x: xv})
+        np.testing.assert_allclose(sm, sp_softmax(xv, axis=axis), rtol=1e-12)
+        np.testing.assert_allclose(lsm, sp_log_softmax(xv, axis=axis), rtol=1e-10, atol=1e-12)
+    verify_grad(lambda v: softmax(v, axis=(0, 2)) * np.arange(24.0).reshape(2, 3, 4), [rng.standard_normal((2, 3, 4))])
+    core = lt.tensor(shape=(5, 5))
+    batch = lt.tensor(shape=(3, 5, 5))
+    assert vectorize_graph(softmax(core), {core: batch}).owner.op.axis == (1, 2)
+    assert vectorize_graph(log_softmax(core, axis=0), {core: batch}).owner.op.axis == (1,)

@@ -12,10 +12,13 @@ import warnings
 def moved_names(module_name, moved):
     """``(__getattr__, __dir__)`` for a module whose names ``moved`` maps to new modules."""
 
+    # Programs ported from PyTensor know the module by its PyTensor path: name both.
+    pytensor_name = "pytensor" + module_name[len("lucent"):] if module_name.startswith("lucent.") else module_name
+
     def __getattr__(name):
         if name in moved:
             warnings.warn(
-                f"Importing {name!r} from '{module_name}' is deprecated. "
+                f"Importing {name!r} from '{module_name}' (PyTensor's '{pytensor_name}') is deprecated. "
                 f"Use 'from lucent.tensor.linalg import {name}' instead.",
                 DeprecationWarning,
                 stacklevel=2,

@@ -125,9 +125,20 @@ def slogdet(x):
 
 
 def trace(X):
-    """Sum of the diagonal of the last two axes of ``X`` (batched over the others)."""
+    """Sum of the diagonal of the last two axes of ``X`` (batched over the others).
+
+    Deprecated at this path (a ``FutureWarning``, as in PyTensor): the
+    general ``lucent.tensor.trace`` is the one to use.
+    """
+    import warnings
+
     from lucent.tensor.diagonal import diagonal
 
+    warnings.warn(
+        "lucent.tensor.linalg.trace is deprecated. Use lucent.tensor.trace instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
     X = as_tensor_variable(X)
     if X.type.ndim < 2:
         raise ValueError(f"trace expects a matrix (or stack of matrices), got a {X.type.ndim}-d input {X.type}")
@@ -141,38 +152,38 @@ _MATRIX_ORDS = ("fro", "f", "nuc", 1, -1, 2, -2, np.inf, -np.inf)
 def norm(x, ord=None, axis=None, keepdims=False):
     """``numpy.linalg.norm``: a vector norm over one axis, a matrix norm over two.
 
-    ``axis=None`` means the whole vector (1-d ``x``) or matrix (2-d ``x``);
-    for more dimensions it needs ``ord=None`` (the 2-norm of every entry).
+    With ``axis=None`` the norm is taken over the *core* dimensions: the
+    whole vector of a 1-d ``x``, the last two dimensions of an ``x`` with
+    two or more (leading dimensions are a batch, one norm per matrix, as
+    PyTensor does; NumPy would refuse more than two dimensions).
     Vector ``ord``: ``None``/2, ``inf``, ``-inf``, 0 (the count of non-zero
     entries), any other number ``p`` (``sum(|x|**p)**(1/p)``). Matrix
     ``ord``: ``None``/'fro', 'nuc' (sum of singular values), ``inf``/``-inf``
     (largest/smallest row sum of ``|x|``), 1/-1 (column sums), 2/-2
-    (largest/smallest singular value).
+    (largest/smallest singular value). An explicit ``axis`` counts from the
+    first dimension, as in NumPy.
     """
     from lucent.tensor import math as tm
 
     x = as_tensor_variable(x)
-    if isinstance(ord, str) and ord not in ("fro", "f", "nuc", "inf", "-inf"):
-        raise ValueError(f"Invalid norm order {ord!r} for norm")
     if isinstance(ord, str) and ord in ("inf", "-inf"):
         ord = float(ord)
     nd = x.type.ndim
+    core_ndim = min(2, nd)
+    if core_ndim < 1:
+        raise ValueError(
+            f"Cannot compute norm when core_dims < 1 or core_dims > 3, found: core_dims = {core_ndim}"
+        )
     if axis is None:
-        if ord is None or ord in ("fro", "f"):
-            if ord is not None and nd != 2:
-                raise ValueError(f"norm: ord={ord!r} is a matrix norm and needs a matrix, got {x.type}")
-            axes = tuple(range(nd))
-            return _keep(tm.sqrt(tm.sum(_abs_sq(x), axis=axes)), axes, nd, keepdims)
-        if nd == 1:
-            axis = (0,)
-        elif nd == 2:
-            axis = (0, 1)
-        else:
-            raise ValueError(f"Improper number of dimensions to norm: ord={ord!r} needs a 1-d or 2-d input or axis")
+        axis = tuple(range(nd - core_ndim, nd))
+        if ord is None or (ord in ("fro", "f") and core_ndim == 2) or (ord == 2 and core_ndim == 1):
+            return _keep(tm.sqrt(tm.sum(_abs_sq(x), axis=axis)), axis, nd, keepdims)
     elif isinstance(axis, (int, np.integer)):
         axis = (int(axis),)
-    else:
+    elif isinstance(axis, (tuple, list)) and all(isinstance(a, (int, np.integer)) for a in axis):
         axis = tuple(int(a) for a in axis)
+    else:
+        raise TypeError(f"'axis' must be None, an integer, or a tuple of integers, got {axis!r}")
     axis = tuple(a + nd if a < 0 else a for a in axis)
     if any(a < 0 or a >= nd for a in axis) or len(set(axis)) != len(axis):
         raise ValueError(f"norm: invalid axis {axis} for an input with {nd} dimensions")
@@ -245,7 +256,7 @@ def _matrix_norm(x, ord, axis):
         sums = tm.sum(a, axis=row_axis)
         col = col_axis if col_axis < row_axis else col_axis - 1
         return tm.max(sums, axis=col) if ord == 1 else tm.min(sums, axis=col)
-    raise ValueError(f"Invalid norm order {ord!r} for matrices")
+    raise ValueError(f"Invalid norm order for matrices: {ord}")
 
 
 __all__ = ["Det", "SLogDet", "det", "norm", "slogdet", "trace"]

@@ -15,6 +15,7 @@ from lucent.tensor.rewriting import (  # noqa: F401
     fused_reduction,
     inplace,
     linalg,
+    linalg_inplace,
     math,
     reshape,
     shape,

@@ -28,6 +28,8 @@ from __future__ import annotations
 import hashlib
 from functools import reduce
 
+import warnings
+
 import numpy as np
 
 from lucent.graph.basic import Constant
@@ -233,7 +235,10 @@ def _operand_order_key(var, fgraph, memo):
 def _exact_constant(c, dtype):
     """``c``'s data in ``dtype`` if the conversion keeps every value, else None."""
     data = np.asarray(c.data)
-    with np.errstate(all="ignore"):
+    if data.dtype.kind == "c" and np.dtype(dtype).kind != "c" and np.any(data.imag != 0):
+        return None
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)  # imaginary parts are all 0 here
         converted = data.astype(dtype)
         back = converted.astype(data.dtype)
     same = (back == data) | (np.isnan(data) & np.isnan(back) if data.dtype.kind in "fc" else False)

@@ -326,3 +326,57 @@ sol_t = tridiagonal_lu_solve(factors, pt.dmatrix("tbm"), b_ndim=2, transposed=Tr
 tbm = rng_s.normal(size=(5, 2))
 np.testing.assert_allclose(sol_t.eval({xs: tri_a, sol_t.owner.inputs[-1]: tbm}), np.linalg.solve(tri_a.T, tbm), rtol=1e-10)
 print("linalg compat: ok")
+
+# QR: LAPACK's raw form, and gradients of wide matrices.
+from functools import partial as _partial
+
+from pytensor.gradient import verify_grad as _verify_grad
+from pytensor.tensor.einsum import _delta, _general_dot, _iota
+from pytensor.tensor.linalg import eigh as _eigh
+from pytensor.tensor.linalg import eigvalsh as _eigvalsh
+from pytensor.tensor.linalg import norm as _norm
+from pytensor.tensor.linalg import qr as _qr
+from pytensor.tensor.linalg import solve_discrete_lyapunov as _sdl
+
+rng_r = np.random.default_rng(17)
+qa = pt.dmatrix("qa")
+wide = rng_r.normal(size=(3, 5))
+h_raw, tau_raw, r_raw = pytensor.function([qa], list(_qr(qa, mode="raw")))(wide)
+(h_ref, tau_ref), r_ref = scipy.linalg.qr(wide, mode="raw")
+for got, ref in ((h_raw, h_ref), (tau_raw, tau_ref), (r_raw, r_ref)):
+    np.testing.assert_allclose(got, ref, atol=1e-10)
+for qmode in ("economic", "full"):
+    _verify_grad(lambda v, m=qmode: _qr(v, mode=m)[0].sum() + _qr(v, mode=m)[1].sum(), [wide], rng=rng_r)
+
+# Generalised symmetric eigenproblem: gradients with respect to both matrices.
+ga, gb = rng_r.normal(size=(2, 4, 4))
+_verify_grad(lambda a, b: _eigh(a + a.T, b @ b.T + 20 * pt.eye(4))[0], [ga, gb], rng=rng_r)
+_verify_grad(lambda a, b: _eigvalsh(a + a.T, b @ b.T + 20 * pt.eye(4)), [ga, gb], rng=rng_r)
+
+# norm of a stack of matrices (one norm per matrix) and the argument errors.
+stack = rng_r.normal(size=(2, 4, 3))
+st = pt.dtensor3("st")
+for o in (None, 1, np.inf, 2):
+    np.testing.assert_allclose(_norm(st, ord=o).eval({st: stack}), [np.linalg.norm(m, ord=o) for m in stack])
+try:
+    _norm(pt.dmatrix(), ord=0)
+    raise AssertionError("norm(ord=0) of a matrix should raise")
+except ValueError as e:
+    assert "Invalid norm order for matrices" in str(e)
+
+# Discrete Lyapunov equation of a stack of matrices.
+la = 0.3 * rng_r.normal(size=(2, 3, 3))
+lq = np.eye(3)
+lA = pt.dtensor3("lA")
+for meth in ("direct", "bilinear"):
+    got = _sdl(lA, lq, method=meth).eval({lA: la})
+    np.testing.assert_allclose(got, np.stack([scipy.linalg.solve_discrete_lyapunov(m, lq) for m in la]), rtol=1e-8)
+
+# einsum's building blocks.
+np.testing.assert_array_equal(_iota((2, 3), 1).eval(), [[0, 1, 2], [0, 1, 2]])
+np.testing.assert_array_equal(_delta((2, 2), (0, 1)).eval(), np.eye(2, dtype=bool))
+gx, gy = pt.tensor("gx", shape=(5, 2, 3)), pt.tensor("gy", shape=(5, 3, 4))
+gxv, gyv = rng_r.normal(size=(5, 2, 3)), rng_r.normal(size=(5, 3, 4))
+np.testing.assert_allclose(_general_dot((gx, gy), [[-1], [-2]], [[0], [0]]).eval({gx: gxv, gy: gyv}), gxv @ gyv,
+                           rtol=1e-10)
+print("linalg compat (decompositions): ok")

@@ -136,3 +136,22 @@ assert_allclose(o[2], np.std(mv, ddof=1))
 assert_allclose(o[3], np.where(mv < 2.0, 2.0, 1.0))
 assert_allclose(o[4], np.nan_to_num(mv / 0.0))
 print("scalar_special ok")
+
+# softmax over a tuple of axes (default: every axis), xlogy(x, x)'s gradient, ufunc outer,
+# a comparison's zero gradient and the axes of a 0-d reduction.
+t4 = pt.dtensor3("t4")
+tv = np.arange(24.0).reshape(2, 3, 4) / 10
+sm_all, sm_02, lsm_1 = pytensor.function([t4], [pts.softmax(t4), pts.softmax(t4, axis=(0, 2)),
+                                                pts.log_softmax(t4, axis=1)])(tv)
+assert_allclose(sm_all, sp.softmax(tv))
+assert_allclose(sm_02, sp.softmax(tv, axis=(0, 2)))
+assert_allclose(lsm_1, sp.log_softmax(tv, axis=1))
+assert pts.softmax(t4).owner.op.axis == (0, 1, 2)
+gxl = pytensor.function([x], pytensor.grad(pts.xlogy(x, x).sum(), x))(np.array([0.0, 1.0]))
+assert gxl[0] == -np.inf and gxl[1] == 1.0
+assert_allclose(pytensor.function([x, y], ptm.add.outer(x, y))(xv, yv), np.add.outer(xv, yv))
+fs, gs = ps.float64("fs"), ps.float64("gs")
+assert pytensor.grad(fs > gs, gs).eval({gs: 1.0}) == 0.0
+s0 = pt.dscalar("s0")
+assert pt.sum(s0, axis=-1).eval({s0: 4.0}) == 4.0
+print("scalar_special (axes) ok")

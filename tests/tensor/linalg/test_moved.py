@@ -15,3 +15,9 @@ def test_moved_name_is_linalgs_with_a_warning(module, name):
 def test_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="nlinalg' has no attribute 'nothing'"):
         nlinalg.nothing
+
+
+def test_warning_names_the_pytensor_path():
+    """A program ported from PyTensor finds its own module path in the warning."""
+    with pytest.warns(DeprecationWarning, match="pytensor.tensor.slinalg"):
+        slinalg.Solve

@@ -56,8 +56,10 @@ def test_slogdet_trace_norm_match_numpy():
     sq = a[:3]
     matrix_ords = [None, "fro", "nuc", np.inf, -np.inf, 1, -1, 2, -2]
     vector_ords = [None, np.inf, -np.inf, 0, 1, 2, 3]
+    with pytest.warns(FutureWarning, match="lucent.tensor.trace"):
+        traces = [trace(x[:3]), trace(t)]
     outs = run(
-        [*SLogDet()(x[:3]), *slogdet(t), trace(x[:3]), trace(t)]
+        [*SLogDet()(x[:3]), *slogdet(t), *traces]
         + [norm(x, ord=o) for o in matrix_ords]
         + [norm(v, ord=o) for o in vector_ords]
         + [norm(t, axis=(1, 2), keepdims=True), norm(t, ord=1, axis=-1), norm(t)],
@@ -65,7 +67,9 @@ def test_slogdet_trace_norm_match_numpy():
     )
     refs = [*np.linalg.slogdet(sq), *np.linalg.slogdet(b), np.trace(sq), np.trace(b, axis1=-2, axis2=-1)]
     refs += [np.linalg.norm(a, ord=o) for o in matrix_ords] + [np.linalg.norm(w, ord=o) for o in vector_ords]
-    refs += [np.linalg.norm(b, axis=(1, 2), keepdims=True), np.linalg.norm(b, ord=1, axis=-1), np.linalg.norm(b)]
+    # With no axis, a stack of matrices gives one norm per matrix (PyTensor's rule).
+    refs += [np.linalg.norm(b, axis=(1, 2), keepdims=True), np.linalg.norm(b, ord=1, axis=-1),
+             np.linalg.norm(b, axis=(1, 2))]
     for got, ref in zip(outs, refs, strict=True):
         np.testing.assert_allclose(got, ref, rtol=1e-10)
 
@@ -75,7 +79,7 @@ def test_summary_errors_and_gradients():
 
     with pytest.raises(ValueError, match="Invalid norm order"):
         norm(lt.dvector(), ord="fro2")
-    with pytest.raises(ValueError, match="trace"):
+    with pytest.raises(ValueError, match="trace"), pytest.warns(FutureWarning):
         trace(lt.dvector())
     with pytest.raises(ValueError, match="axis"):
         norm(lt.dmatrix(), axis=(0, 0))
@@ -83,3 +87,31 @@ def test_summary_errors_and_gradients():
     rng = np.random.default_rng(11)
     verify_grad(lambda x: SLogDet()(x)[1], [a], rng=rng, mode="FAST_COMPILE")
     verify_grad(lambda x: norm(x, "nuc"), [RNG.normal(size=(3, 2))], rng=rng, mode="FAST_COMPILE")
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_norm_of_a_stack_of_matrices(keepdims):
+    """``axis=None`` on more than two dimensions: every ``ord`` per matrix of the stack."""
+    from lucent.tensor.linalg import norm
+
+    t = lt.tensor3("t", dtype="complex128")
+    b = RNG.normal(size=(2, 4, 3)) + 1j * RNG.normal(size=(2, 4, 3))
+    ords = [None, "fro", "nuc", np.inf, -np.inf, 1, -1, 2]
+    outs = run([norm(t, ord=o, keepdims=keepdims) for o in ords], {t: b})
+    for o, got in zip(ords, outs):
+        ref = np.stack([np.linalg.norm(m, ord=o, keepdims=keepdims) for m in b])
+        assert got.shape == ref.shape
+        np.testing.assert_allclose(got, ref, rtol=1e-10)
+
+
+def test_norm_argument_errors():
+    from lucent.tensor.linalg import norm
+
+    with pytest.raises(ValueError, match="Invalid norm order 'fro' for vectors"):
+        norm([2.0, 1.0], "fro")
+    with pytest.raises(ValueError, match="Invalid norm order for matrices: 0"):
+        norm([[2.0, 1.0], [3.0, 4.0]], 0)
+    with pytest.raises(ValueError, match="core_dims = 0"):
+        norm(3.0, ord=2)
+    with pytest.raises(TypeError, match="'axis' must be None, an integer, or a tuple of integers"):
+        norm([[1.0, 2.0], [3.0, 4.0]], axis=lt.iscalar("i"))

@@ -21,7 +21,7 @@ from lucent.tensor.linalg.decomposition.qr import QR
 from lucent.tensor.linalg.decomposition.svd import SVD
 from lucent.tensor.linalg.summary import SLogDet
 
-DECOMPOSITION_VERSION = 1
+DECOMPOSITION_VERSION = 2
 
 GETRF = '''
 @numba.njit(cache=False)
@@ -203,8 +203,12 @@ def numba_funcify_SVD(op, node, **kwargs):
 @numba_funcify.register(QR, version=DECOMPOSITION_VERSION)
 def numba_funcify_QR(op, node, **kwargs):
     dt = node.outputs[0].type.dtype
-    if op.pivoting or dt.startswith("complex"):
-        raise NotImplementedError("QR with pivoting or complex input has no Numba kernel")
+    if op.pivoting:
+        raise NotImplementedError("QR with pivoting has no Numba kernel")
+    if op.mode == "raw":
+        return _qr_raw_kernel(dt)
+    if dt.startswith("complex"):
+        raise NotImplementedError("QR of complex input has no Numba kernel")
     body = [
         f"a = np.ascontiguousarray(x).astype({dtype_text(dt)})",
         "q, r = householder_qr(a)",
@@ -217,6 +221,35 @@ def numba_funcify_QR(op, node, **kwargs):
     else:
         body += ["return r"]
     return make_kernel("qr", ["x"], body, helpers=[HOUSEHOLDER_QR])
+
+
+def _qr_raw_kernel(dt):
+    """mode='raw': LAPACK's ``?geqrf`` itself, on the column-major copy of the input."""
+    from lucent.link.numba.dispatch.linalg_lapack import PREFIX, import_line
+
+    t = dtype_text(dt)
+    call = f"lapack_{PREFIX[dt]}geqrf((mm, nn, a, ld, tau, work, lwork, info))"
+    body = [
+        "m, n = x.shape",
+        "k = min(m, n)",
+        f"a = np.ascontiguousarray(x.T).astype({t})",
+        "mm = np.array([m], dtype=np.int32)",
+        "nn = np.array([n], dtype=np.int32)",
+        "ld = np.array([max(1, m)], dtype=np.int32)",
+        f"tau = np.zeros(max(1, k), dtype={t})",
+        f"work = np.zeros(1, dtype={t})",
+        "lwork = np.array([-1], dtype=np.int32)",
+        "info = np.zeros(1, dtype=np.int32)",
+        "if k > 0:",
+        f"    {call}",
+        "    lwork[0] = max(1, int(work[0].real))",
+        f"    work = np.zeros(lwork[0], dtype={t})",
+        f"    {call}",
+        "h = np.ascontiguousarray(a.T)",
+        "r = np.triu(h[:k, :])",
+        "return h, tau[:k].copy(), np.ascontiguousarray(r)",
+    ]
+    return make_kernel("qr_raw", ["x"], body, helpers=[import_line(f"{PREFIX[dt]}geqrf")])
 
 
 @numba_funcify.register(LUFactor, version=DECOMPOSITION_VERSION)

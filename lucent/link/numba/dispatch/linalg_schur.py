@@ -16,7 +16,7 @@ from lucent.link.numba.dispatch.linalg import _HELPERS, _square_check
 from lucent.link.numba.dispatch.shape import dtype_text, make_kernel
 from lucent.tensor.linalg.decomposition.schur import QZ, Schur
 
-SCHUR_VERSION = 1
+SCHUR_VERSION = 2
 
 _REAL = {"float32": "float32", "float64": "float64", "complex64": "float32", "complex128": "float64"}
 
@@ -108,8 +108,12 @@ def numba_funcify_Schur(op, node, **kwargs):
     body += [
         "if info[0] != 0:",
         f"    return np.full(x.shape, np.nan, dtype={dt}), np.full(x.shape, np.nan, dtype={dt})",
-        "return np.ascontiguousarray(a.T), np.ascontiguousarray(vs.T)",
     ]
+    if op.overwrite_a and node.inputs[0].type.dtype == out_dt:
+        # In place (destroy_map {0: [0]}): T is left in the input's buffer.
+        body += ["x[:, :] = a.T", "return x, np.ascontiguousarray(vs.T)"]
+    else:
+        body += ["return np.ascontiguousarray(a.T), np.ascontiguousarray(vs.T)"]
     helpers = [_HELPERS["all_finite"], import_line(*routines)]
     return make_kernel("schur", ["x"], body, helpers=helpers)
 
@@ -186,6 +190,11 @@ def numba_funcify_QZ(op, node, **kwargs):
             f"    {nan_return}",
         ]
     outs = ["np.ascontiguousarray(a.T)", "np.ascontiguousarray(b.T)"]
+    # In place (destroy_map {0: [0]} / {1: [1]}): AA and BB are left in the inputs' buffers.
+    for k, (flag, inp, mat) in enumerate(((op.overwrite_a, "x", "a"), (op.overwrite_b, "y", "b"))):
+        if flag and node.inputs[k].type.dtype == out_dt:
+            body.append(f"{inp}[:, :] = {mat}.T")
+            outs[k] = inp
     if op.return_eigenvalues:
         if real:
             body += [f"alpha = np.zeros(n, dtype={cdt})", "for i in range(n):", f"    alpha[i] = {alpha_i}"]

@@ -6,7 +6,8 @@ the maximum, ``exp(x - max)`` written into the output (with the vectorised
 ``vexp``), the sum of those (four interleaved accumulators, in float64),
 then the normalisation. As in ``perform``, a non-finite maximum is
 replaced by 0 before subtracting, so rows holding inf/NaN give the same
-values. ``axis=None`` treats the whole array as one row.
+values. Axes covering the whole array make it one row; several (not
+all) axes are moved last and flattened first.
 
 The lucent ops have no separate gradient ops (their gradients are built
 from element-wise ops and sums), so nothing else is needed here.
@@ -23,7 +24,7 @@ from lucent.link.numba.dispatch.scalar import VECMATH_IMPORT
 from lucent.tensor.special import LogSoftmax, Softmax
 from numba import njit
 
-SPECIAL_VERSION = 1
+SPECIAL_VERSION = 2
 
 
 @njit(error_model="numpy", fastmath={"contract"})
@@ -72,8 +73,14 @@ def row_sum(row):
     return (s0 + s1) + (s2 + s3)
 
 
-def _source(kind, nd, axis, out_dtype):
-    """Kernel text: loop over all rows along ``axis`` (None: one row of everything)."""
+def _source(kind, nd, axes, out_dtype):
+    """Kernel text: loop over all rows along ``axes`` (a sorted tuple, or None for all axes)."""
+    if axes is not None and len(axes) == 1:
+        axis = axes[0]
+    elif axes is None or len(axes) == nd:
+        axis = None
+    else:
+        return _multi_axis_source(kind, nd, axes, out_dtype)
     lines = [f"out = empty_output(x.shape, np.{out_dtype})"]
     if axis is None or nd <= 1:
         # ``out`` is C-contiguous, so the reshape below is a view either way.
@@ -93,6 +100,27 @@ def _source(kind, nd, axis, out_dtype):
     body = [f"xr = xt[{idx}:]", f"orow = ot[{idx}:]"] + _row_lines(kind, out_dtype)
     lines += loops + _indent(body, nd - 1)
     lines.append("return out")
+    return "def softmax_kernel(x):\n" + "\n".join(_indent(lines, 1)) + "\n"
+
+
+def _multi_axis_source(kind, nd, axes, out_dtype):
+    """Several (not all) axes: their elements moved last and flattened, one row per batch entry."""
+    rest = [d for d in range(nd) if d not in axes]
+    perm = rest + list(axes)
+    inverse = [perm.index(d) for d in range(nd)]
+    tup = lambda ds: "(" + "".join(f"{d}, " for d in ds) + ")"  # noqa: E731
+    lines = [
+        f"xt = np.ascontiguousarray(np.transpose(x, {tup(perm)}))",
+        "rows = 1",
+        *[f"rows *= xt.shape[{k}]" for k in range(len(rest))],
+        "n = 1",
+        *[f"n *= xt.shape[{k}]" for k in range(len(rest), nd)],
+        "x2 = xt.reshape((rows, n))",
+        f"o2 = np.empty((rows, n), dtype=np.{out_dtype})",
+        "for r in range(rows):",
+        *_indent(["xr = x2[r]", "orow = o2[r]"] + _row_lines(kind, out_dtype), 1),
+        f"return np.ascontiguousarray(np.transpose(o2.reshape(xt.shape), {tup(inverse)}))",
+    ]
     return "def softmax_kernel(x):\n" + "\n".join(_indent(lines, 1)) + "\n"
 
 

@@ -142,11 +142,12 @@ class Eigh(BatchedCoreOp):
         from lucent.tensor.creation import identity_like
         from lucent.tensor.linalg import _structure
 
-        if len(inputs) != 1:
-            raise NotImplementedError("Eigh: the gradient of the generalised problem (with b) is not implemented")
-        (a,) = inputs
         w, v = outputs
         gw, gv = output_grads
+        if len(inputs) == 2:
+            return _generalized_grads(inputs, w, v, None if _disconnected(gw) else gw,
+                                      None if _disconnected(gv) else gv, self.lower)
+        (a,) = inputs
         vh = tm.conj(v).T
         inner = 0
         if not _disconnected(gw):
@@ -164,6 +165,46 @@ class Eigh(BatchedCoreOp):
         g = (g + tm.conj(g).T) / 2
         tri = _structure.lower_triangle if self.lower else _structure.upper_triangle
         return [tri(2 * g) - _structure.diagonal_part(g)]
+
+
+def _generalized_grads(inputs, w, v, gw, gv, lower):
+    """Cotangents of ``(a, b)`` for ``a v = w b v`` with ``v^T b v = I`` (real matrices).
+
+    Writing ``dv = v X``, ``P = v^T da v`` and ``Q = v^T db v``, the
+    differentials are ``dw_i = P_ii - w_i Q_ii``, ``X_ij = (P_ij - w_j Q_ij) /
+    (w_j - w_i)`` off the diagonal and ``X_ii = -Q_ii / 2`` (from the
+    normalisation). With ``M = v^T v_bar`` and ``F_ij = 1 / (w_j - w_i)``
+    (0 on the diagonal) this gives ``a_bar = v E v^T``, ``E = diag(w_bar) + F * M``,
+    and ``b_bar = v G v^T``, ``G = -diag(w_bar * w) - (F * M) diag(w) - diag(M) / 2``;
+    each is then folded onto the triangle read, as for the standard problem.
+    """
+    from lucent.tensor import math as tm
+    from lucent.tensor.basic import zeros_like
+    from lucent.tensor.creation import identity_like
+    from lucent.tensor.linalg import _structure
+
+    a, b = inputs
+    if v.type.dtype.startswith("complex"):
+        raise NotImplementedError("Eigh: the gradient of the generalised problem is implemented for real input only")
+    if gw is None and gv is None:
+        return [zeros_like(a, dtype=v.type.dtype), zeros_like(b, dtype=v.type.dtype)]
+    e_mat, g_mat = 0, 0
+    if gw is not None:
+        e_mat = _diag_matrix(gw, v)
+        g_mat = -_diag_matrix(gw * w, v)
+    if gv is not None:
+        eye = identity_like(v)
+        diff = w.dimshuffle("x", 0) - w.dimshuffle(0, "x")
+        fm = (1 - eye) / (diff + eye) * tm.dot(v.T, gv)
+        e_mat = e_mat + fm
+        g_mat = g_mat - fm * w.dimshuffle("x", 0) - _structure.diagonal_part(tm.dot(v.T, gv)) / 2
+    tri = _structure.lower_triangle if lower else _structure.upper_triangle
+    out = []
+    for inner in (e_mat, g_mat):
+        g = tm.dot(v, tm.dot(inner, v.T))
+        g = (g + g.T) / 2
+        out.append(tri(2 * g) - _structure.diagonal_part(g))
+    return out
 
 
 def _diag_matrix(vec, like):
@@ -261,10 +302,11 @@ class Eigvalsh(BatchedCoreOp):
         from lucent.tensor import math as tm
         from lucent.tensor.linalg import _structure
 
-        if len(inputs) != 1:
-            raise NotImplementedError("Eigvalsh: the gradient of the generalised problem (with b) is not implemented")
-        (a,) = inputs
         (gw,) = output_grads
+        if len(inputs) == 2:
+            w, v = Eigh(lower=self.lower)(*inputs)
+            return _generalized_grads(inputs, w, v, gw, None, self.lower)
+        (a,) = inputs
         _, v = Eigh(lower=self.lower)(a)
         g = tm.dot(v, tm.dot(_diag_matrix(gw, v), tm.conj(v).T))
         g = (g + tm.conj(g).T) / 2

@@ -73,6 +73,16 @@ def _lwork(result, position=-2):
     return max(1, int(np.asarray(result[position]).ravel()[0].real))
 
 
+def _store_in_place(buffer, value, dtype):
+    """``value`` written into the destroyed input ``buffer`` when it can hold it (an
+    in-place op leaves its result there, as LAPACK does); otherwise ``value`` itself."""
+    if (isinstance(buffer, np.ndarray) and buffer.dtype == dtype and buffer.shape == np.shape(value)
+            and buffer.flags.writeable):
+        buffer[...] = value
+        return buffer
+    return np.ascontiguousarray(value, dtype=dtype)
+
+
 class Schur(BatchedCoreOp):
     """Schur decomposition of a square matrix: outputs ``T`` and ``Z``.
 
@@ -130,7 +140,8 @@ class Schur(BatchedCoreOp):
             T, Z, info = out[0], out[1], out[-1]
         if info != 0:
             T, Z = nan, nan.copy()
-        output_storage[0][0] = np.ascontiguousarray(T, dtype=dtype)
+        output_storage[0][0] = _store_in_place(inputs[0], T, dtype) if self.overwrite_a else (
+            np.ascontiguousarray(T, dtype=dtype))
         output_storage[1][0] = np.ascontiguousarray(Z, dtype=dtype)
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -221,6 +232,9 @@ class QZ(BatchedCoreOp):
             results = results[:2] + results[4:]
         for cell, value, out in zip(output_storage, results, node.outputs):
             cell[0] = np.ascontiguousarray(value, dtype=out.type.dtype)
+        for k, flag in ((0, self.overwrite_a), (1, self.overwrite_b)):
+            if flag:
+                output_storage[k][0] = _store_in_place(inputs[k], output_storage[k][0], dtype)
 
     def _compute(self, get_lapack_funcs, a, b, n):
         """``[AA, BB, alpha, beta, Q, Z]``, or ``None`` when LAPACK fails or the input is not finite."""

@@ -102,8 +102,8 @@ class SVD(BatchedCoreOp):
             m, n = a.type.shape
             if m is None or n is None or m != n:
                 raise NotImplementedError(
-                    "SVD: the gradient with full_matrices=True needs a matrix of static square shape; "
-                    "use full_matrices=False"
+                    "Gradient of svd not implemented for full_matrices=True unless the matrix has a "
+                    "static square shape (the extra singular vectors are not unique); use full_matrices=False"
                 )
         v = vh.T
         smat = s.dimshuffle(0, "x")

@@ -91,32 +91,47 @@ def solve_discrete_lyapunov(A, Q, method="bilinear"):
 
     ``method='direct'`` solves the vectorised ``n^2 x n^2`` system;
     ``'bilinear'`` (default) transforms to a continuous Lyapunov equation.
+    Leading dimensions of ``A`` and ``Q`` are batch dimensions (broadcast
+    against each other): every step below works on stacks of matrices.
     """
+    from lucent.tensor.basic import concatenate
     from lucent.tensor.creation import eye
-    from lucent.tensor.linalg.inverse import inv
-    from lucent.tensor.linalg.products import kron
+    from lucent.tensor.spacing import broadcast_arrays
     from lucent.tensor.linalg.solvers.general import solve
-    from lucent.tensor.math import conj, matmul
+    from lucent.tensor.math import conj
     from lucent.tensor.shape import reshape
 
     if method not in ("direct", "bilinear"):
         raise ValueError(f"solve_discrete_lyapunov: method must be 'direct' or 'bilinear', got {method!r}")
     A, Q = as_tensor_variable(A), as_tensor_variable(Q)
-    _square(A, "solve_discrete_lyapunov", "A")
-    _square(Q, "solve_discrete_lyapunov", "Q")
+    for v, what in ((A, "A"), (Q, "Q")):
+        if v.type.ndim < 2:
+            raise ValueError(f"solve_discrete_lyapunov expects {what} with at least 2 dimensions, got {v.type}")
+        r, c = v.type.shape[-2:]
+        if r is not None and c is not None and r != c:
+            raise ValueError(f"solve_discrete_lyapunov: {what} must be square, got static shape {v.type.shape}")
     dtype = linalg_output_dtype(A.type.dtype, Q.type.dtype)
     A, Q = A.astype(dtype), Q.astype(dtype)
-    n = A.shape[0]
+    if A.type.ndim != Q.type.ndim or A.type.ndim > 2:
+        A, Q = broadcast_arrays(A, Q)
+    nb = A.type.ndim - 2
+    n = A.shape[-1]
     if method == "direct":
-        system = eye(n * n, dtype=dtype) - kron(A, conj(A))
-        vec_x = solve(system, Q.flatten(), b_ndim=1)
-        return reshape(vec_x, (n, n), ndim=2)
+        # kron(A, conj(A)) of every matrix of the stack, then one n^2 x n^2 solve each.
+        left = A.dimshuffle(*range(nb), nb, "x", nb + 1, "x")
+        right = conj(A).dimshuffle(*range(nb), "x", nb, "x", nb + 1)
+        batch = A.shape[:nb]
+        axa = reshape(left * right, concatenate([batch, [n * n, n * n]]), ndim=nb + 2)
+        vec_q = reshape(Q, concatenate([batch, [n * n]]), ndim=nb + 1)
+        vec_x = solve(eye(n * n, dtype=dtype) - axa, vec_q, b_ndim=1)
+        return reshape(vec_x, A.shape, ndim=nb + 2)
     ident = eye(n, dtype=dtype)
-    ah = conj(A).T
-    ah_i_inv = inv(ah + ident)
-    b = matmul(ah - ident, ah_i_inv)
-    c = 2 * matmul(matmul(inv(A + ident), Q), ah_i_inv)
-    return solve_continuous_lyapunov(conj(b).T, -c)
+    ah = conj(A).mT
+    b1, b2 = ah + ident, ah - ident
+    # B = (A^H - I)(A^H + I)^-1 and C = 2 (A + I)^-1 Q (A^H + I)^-1, through solves.
+    b = solve(b1.mT, b2.mT).mT
+    c = 2 * solve(b1.mT, solve(A + ident, Q).mT).mT
+    return solve_continuous_lyapunov(conj(b).mT, -c)
 
 
 class SolveDiscreteARE(BatchedCoreOp):

@@ -77,3 +77,20 @@ def test_eigen_gradients():
     # A function of the eigenvectors that does not depend on their signs.
     verify_grad(lambda x: (eigh(x)[1] ** 2 * weights).sum(), [h], rng=rng, mode="FAST_COMPILE")
     verify_grad(lambda x: eigvalsh(x, lower=False), [h], rng=rng, mode="FAST_COMPILE")
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_generalized_eigh_gradients(lower):
+    """``a v = w b v``: gradients of ``w`` and ``v`` with respect to both matrices."""
+    rng = np.random.default_rng(5)
+    a, b = RNG.normal(size=(4, 4)), RNG.normal(size=(4, 4))
+
+    def spd(m):
+        return m @ m.T + 20 * lt.eye(4)
+
+    verify_grad(lambda x, y: eigh(x + x.T, spd(y), lower=lower)[0], [a, b], rng=rng, mode="FAST_COMPILE")
+    verify_grad(lambda x, y: eigh(x + x.T, spd(y), lower=lower)[1], [a, b], rng=rng, mode="FAST_COMPILE")
+    verify_grad(lambda x, y: eigvalsh(x + x.T, spd(y), lower=lower), [a, b], rng=rng, mode="FAST_COMPILE")
+    # Only the triangle read counts: a non-symmetric input gets a triangular gradient.
+    verify_grad(lambda x, y: eigh(x, spd(y), lower=lower)[1] ** 2, [a + a.T + np.tril(a), b], rng=rng,
+                mode="FAST_COMPILE")

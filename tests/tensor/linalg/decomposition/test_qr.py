@@ -6,7 +6,7 @@ import scipy.linalg
 
 import lucent.tensor as lt
 from lucent.gradient import verify_grad
-from lucent.tensor.linalg import QR, qr
+from lucent.tensor.linalg import qr
 from tests.helpers import run
 
 RNG = np.random.default_rng(23)
@@ -36,8 +36,21 @@ def test_qr_pivoting_types_and_errors():
     assert qr(lt.tensor(dtype="float64", shape=(5, 3)), mode="reduced")[0].type.shape == (5, 3)
     with pytest.raises(ValueError, match="mode"):
         qr(x, mode="thin")
+
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
+def test_qr_raw_mode(shape):
+    """mode='raw' gives LAPACK's geqrf output (H, tau) and R, as SciPy does."""
+    x = lt.dmatrix("x")
+    a = RNG.normal(size=shape)
+    h, tau, r = run(list(qr(x, mode="raw")), {x: a})
+    (h_ref, tau_ref), r_ref = scipy.linalg.qr(a, mode="raw")
+    for got, ref in ((h, h_ref), (tau, tau_ref), (r, r_ref)):
+        assert got.shape == ref.shape
+        np.testing.assert_allclose(got, ref, atol=1e-12)
     with pytest.raises(NotImplementedError, match="raw"):
-        QR(mode="raw")
+        verify_grad(lambda v: qr(v, mode="raw")[2], [a], rng=np.random.default_rng(0), mode="FAST_COMPILE")
 
 
 def test_qr_gradient():
@@ -47,3 +60,15 @@ def test_qr_gradient():
     verify_grad(lambda x: qr(x, mode="r") ** 3, [a], rng=rng, mode="FAST_COMPILE")
     sq = RNG.normal(size=(3, 3))
     verify_grad(lambda x: qr(x)[0] ** 3, [sq], rng=rng, mode="FAST_COMPILE")
+
+
+def test_qr_gradient_wide_and_full():
+    """Wide matrices (m < n) in every mode, and mode='full' of a matrix of unknown shape."""
+    rng = np.random.default_rng(7)
+    wide = RNG.normal(size=(3, 5))
+    for mode in ("economic", "full"):
+        verify_grad(lambda x: sum((o ** 3).sum() for o in qr(x, mode=mode)), [wide], rng=rng, mode="FAST_COMPILE")
+    verify_grad(lambda x: qr(x, mode="r") ** 3, [wide], rng=rng, mode="FAST_COMPILE")
+    # A tall matrix has no unique full Q: the gradient graph checks that at run time.
+    with pytest.raises(AssertionError, match="m > n and mode=full"):
+        verify_grad(lambda x: qr(x, mode="full")[0], [RNG.normal(size=(5, 3))], rng=rng, mode="FAST_COMPILE")

@@ -77,3 +77,29 @@ def test_schur_qz_errors_and_props():
     assert QZ().inplace_on_inputs([1]).destroy_map == {1: [1]}
     t, z = schur(lt.tensor(dtype="float32", shape=(3, 3)), output="complex")
     assert t.type.dtype == "complex64" and t.type.shape == (3, 3)
+
+
+def test_in_place_schur_and_qz_leave_their_factor_in_the_input():
+    """With a mutable input, the in-place rewrite lets Schur/QZ write T (AA, BB) into it, as LAPACK does."""
+    import lucent
+    from lucent import In
+    from tests.helpers import current_mode
+
+    mode = lucent.compile.mode.get_mode(current_mode()).including("inplace")
+    a_val, b_val = RNG.normal(size=(2, 4, 4))
+    x, y = lt.dmatrix("x"), lt.dmatrix("y")
+    t, _ = schur(x)
+    f = lucent.function([In(x, mutable=True)], t, mode=mode)
+    assert f.maker.fgraph.outputs[0].owner.op.destroy_map == {0: [0]}
+    buf = np.asfortranarray(a_val)
+    f(buf)
+    np.testing.assert_allclose(buf, scipy.linalg.schur(a_val)[0], atol=1e-12)
+    aa, bb, _, _ = qz(x, y)
+    g = lucent.function([In(x, mutable=True), In(y, mutable=True)], [aa, bb], mode=mode)
+    bufs = np.asfortranarray(a_val), np.asfortranarray(b_val)
+    g(*bufs)
+    for got, ref in zip(bufs, scipy.linalg.qz(a_val, b_val)):
+        np.testing.assert_allclose(got, ref, atol=1e-12)
+    # A protected input is never offered.
+    h = lucent.function([x], t, mode=mode)
+    assert not h.maker.fgraph.outputs[0].owner.op.destroy_map

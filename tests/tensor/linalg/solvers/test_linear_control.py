@@ -64,3 +64,17 @@ def test_matrix_equation_gradients():
     verify_grad(
         lambda x, y: solve_discrete_are(x, bc, (y + y.T) / 2, np.eye(2)), [a, q @ q.T + np.eye(3)], rng=rng, mode=fc
     )
+
+
+@pytest.mark.parametrize("method", ["direct", "bilinear"])
+def test_discrete_lyapunov_of_a_stack(method):
+    """Leading dimensions are batch dimensions (broadcast between ``A`` and ``Q``)."""
+    a_val = 0.3 * RNG.normal(size=(3, 4, 4))
+    q_val = RNG.normal(size=(4, 4))
+    q_val = q_val @ q_val.T
+    a, q = lt.dtensor3("a"), lt.dmatrix("q")
+    out = run(solve_discrete_lyapunov(a, q, method=method), {a: a_val, q: q_val})
+    ref = np.stack([scipy.linalg.solve_discrete_lyapunov(m, q_val) for m in a_val])
+    np.testing.assert_allclose(out, ref, rtol=1e-8, atol=1e-10)
+    verify_grad(lambda x: solve_discrete_lyapunov(x, q_val, method=method), [a_val],
+                rng=np.random.default_rng(3), mode="FAST_COMPILE")
