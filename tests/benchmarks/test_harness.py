@@ -50,11 +50,14 @@ def test_quick_run_fills_the_table_and_agrees_with_numpy(tmp_path):
 def _import_harness_modules(*names):
     """Import modules of benchmarks/ without leaving their generic names behind."""
     before = set(sys.modules)
+    environ = dict(os.environ)  # the worker pins thread counts in the environment when imported
     sys.path.insert(0, os.path.join(REPO, "benchmarks"))
     try:
         modules = [importlib.import_module(n) for n in names]
     finally:
         sys.path.pop(0)
+        os.environ.clear()
+        os.environ.update(environ)
         for name in set(sys.modules) - before:
             if name in ("report", "worker", "workloads"):
                 del sys.modules[name]

@@ -44,10 +44,19 @@ _blas_applied = {"count": None}
 
 def kernel_threads():
     """The number of parallel chunks kernels generated now use (1: single-threaded)."""
+    wanted = config.numba__num_threads
+    if wanted == 1:
+        # The default: Numba's thread pool is never asked for (asking starts it).
+        return 1
     import numba
 
-    wanted = config.numba__num_threads
-    available = numba.get_num_threads()
+    try:
+        available = numba.get_num_threads()
+    except RuntimeError:
+        # Numba's pool was started with another NUMBA_NUM_THREADS than its
+        # configuration now says (the variable changed in this process):
+        # stay single-threaded rather than fail to compile.
+        return 1
     if wanted == 0:
         wanted = available
     count = max(1, min(int(wanted), available))
