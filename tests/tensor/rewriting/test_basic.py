@@ -127,11 +127,16 @@ def test_constant_folding_keeps_integer_wraparound_and_nan():
 
 
 def test_constant_folding_small_alloc_folds_big_alloc_stays():
+    # An alloc feeding an op that cannot absorb a broadcast (here a matrix
+    # product) folds when small and stays a run-time allocation when big.
     small = lt.zeros((3, 4))
     big = lt.zeros((1000, 1000))
-    new_small, new_big = canonicalize([small, big])
-    assert isinstance(new_small, Constant) and new_small.data.shape == (3, 4)
+    new_small, new_big = canonicalize([lt.dot(small, lt.ones((4, 2))), lt.dot(big, big)])
+    assert not ops_of(new_small, Alloc), "a small alloc feeding a dot folds into a constant"
     assert ops_of(new_big, Alloc), "a big alloc must stay a run-time allocation"
+    # An alloc that is itself a graph output stays (a constant output would be
+    # copied on every call).
+    assert ops_of(canonicalize(lt.zeros((3, 4))), Alloc)
     arange_big = canonicalize(lt.arange(100000))
     assert not isinstance(arange_big, Constant)
     eye_small = canonicalize(lt.eye(3))

@@ -62,7 +62,7 @@ def test_log_softmax_rewrite(axis):
 
 def test_log_softmax_float32_type():
     x = lt.fmatrix("x")
-    expr = lt.log(lt.special.softmax(x))
+    expr = lt.log(lt.special.softmax(x, axis=-1))
     f = lucent.function([x], expr)
     assert f.maker.fgraph.outputs[0].type == expr.type
     res = f(LOGITS.astype("float32"))
@@ -72,7 +72,7 @@ def test_log_softmax_float32_type():
 # --- cross-entropy with one-hot targets -----------------------------------------------
 def _cross_entropy():
     x, y = lt.dmatrix("x"), lt.dmatrix("y")
-    cost = -(y * lt.log(lt.special.softmax(x))).sum(axis=-1)
+    cost = -(y * lt.log(lt.special.softmax(x, axis=-1))).sum(axis=-1)
     return x, y, cost
 
 
@@ -126,7 +126,7 @@ def test_cross_entropy_soft_targets_and_scaled_cost():
 
 def test_cross_entropy_float32():
     x, y = lt.fmatrix("x"), lt.fmatrix("y")
-    cost = -(y * lt.log(lt.special.softmax(x))).sum(axis=-1)
+    cost = -(y * lt.log(lt.special.softmax(x, axis=-1))).sum(axis=-1)
     g = lucent.grad(cost.sum(), x)
     f = lucent.function([x, y], [cost, g])
     c, gv = f(LOGITS.astype("float32"), ONE_HOT.astype("float32"))
@@ -139,7 +139,7 @@ def test_cross_entropy_float32():
 def test_indexed_cross_entropy_cost_and_gradient():
     x = lt.dmatrix("x")
     labels = lt.lvector("labels")
-    cost = -lt.log(lt.special.softmax(x))[lt.arange(x.shape[0]), labels]
+    cost = -lt.log(lt.special.softmax(x, axis=-1))[lt.arange(x.shape[0]), labels]
     g = lucent.grad(cost.sum(), x)
     f = lucent.function([x, labels], [cost, g])
     naive = lucent.function([x, labels], [cost, g], mode=NO_REWRITE)
@@ -155,7 +155,7 @@ def test_indexed_cross_entropy_cost_and_gradient():
 
 def test_log_of_basic_indexed_softmax():
     x = lt.dmatrix("x")
-    expr = lt.log(lt.special.softmax(x)[0])
+    expr = lt.log(lt.special.softmax(x, axis=-1)[0])
     f = lucent.function([x], expr)
     np.testing.assert_allclose(f(LOGITS), ref_log_softmax(LOGITS)[0])
 
@@ -196,7 +196,7 @@ def test_cancellation_keeps_nan_and_inf_semantics(mode):
 def test_cancellation_keeps_broadcast_shape():
     x = lt.dmatrix("x")
     a = lt.dvector("a")
-    s = lt.special.softmax(x)
+    s = lt.special.softmax(x, axis=-1)
     expr = a / s * s
     out = rewrite_graph(expr, include=("stabilize",))
     assert out.type == expr.type

@@ -393,7 +393,7 @@ def numba_funcify_Elemwise(op, node, **kwargs):
     return kernel_from_source(source, "elemwise_kernel", imports, **KERNEL_OPTIONS)
 
 
-@numba_funcify.register(DimShuffle, version=1)
+@numba_funcify.register(DimShuffle, version=2)
 def numba_funcify_DimShuffle(op, node, **kwargs):
     """A view with the new shape and strides (new axes get stride 0), as ``perform``."""
     lines = []
@@ -403,7 +403,8 @@ def numba_funcify_DimShuffle(op, node, **kwargs):
     shape = ["1" if o == "x" else f"x.shape[{o}]" for o in op.new_order]
     strides = ["0" if o == "x" else f"x.strides[{o}]" for o in op.new_order]
     if not op.new_order:
-        lines.append("return x.reshape(x.size).reshape(())" if op.input_ndim else "return x")
+        # as_strided keeps the view for any layout (reshape needs a C array).
+        lines.append("return np.lib.stride_tricks.as_strided(x, (), ())" if op.input_ndim else "return x")
     else:
         lines.append(
             "return np.lib.stride_tricks.as_strided(x, "
