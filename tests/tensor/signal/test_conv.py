@@ -27,6 +27,18 @@ def test_convolve1d_kernel():
     np.testing.assert_allclose(got[2], [np.convolve(r, b, "valid") for r in A], rtol=1e-12, atol=1e-12)
 
 
+def test_convolve1d_large_output_nan_and_inf():
+    """Outputs of several megabytes (fresh, uninitialised memory) and non-finite entries."""
+    x, y = lt.dvector("x"), lt.dvector("y")
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=600_000), rng.normal(size=5)
+    a[[0, 7, -1]] = [np.nan, np.inf, -np.inf]
+    full, valid = run([convolve1d(x, y), convolve1d(x, y, "valid")], {x: a, y: b})
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(full, np.convolve(a, b), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(valid, np.convolve(a, b, "valid"), rtol=1e-12, atol=1e-12)
+
+
 @PY_THEN_SLOW_NUMBA
 def test_convolve1d_modes_lengths_and_batches():
     x, y = lt.dvector("x"), lt.dvector("y")

@@ -19,19 +19,24 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from numba.extending import overload
+
 from lucent.link.numba.dispatch.basic import numba_funcify
+from lucent.link.numba.dispatch.memory import empty_output
 from lucent.link.numba.dispatch.shape import dtype_text, make_kernel
 from lucent.tensor.signal.conv import Convolve1d, Convolve2d
 
-SIGNAL_VERSION = 2
+SIGNAL_VERSION = 3
 
 #: How the generated kernels reach the loops below (compiled once per process
 #: and cached on disk); the version in the text renews the kernels when they change.
 _IMPORTS = f"# convolution loops v{SIGNAL_VERSION}\nfrom lucent.link.numba.dispatch.signal import conv1d_core, conv2d_core"
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, boundscheck=False, fastmath={"reassoc", "contract"})
-def valid_dots(xs, w, out, offset, count):
+def valid_dots(xs, w, out, offset, count, zero):
     """``out[offset + i] = sum_k xs[i + k] * w[k]`` for ``i < count``, four outputs at a time.
+
+    ``zero`` is 0 in the output's dtype (``out`` may be uninitialised).
 
     The four running sums stay in registers while the taps stream once per
     group, and reassociation (this function's only fast-math flags) lets
@@ -40,7 +45,7 @@ def valid_dots(xs, w, out, offset, count):
     m = w.shape[0]
     i = 0
     while i + 4 <= count:
-        a0 = out[0] * 0
+        a0 = zero
         a1 = a0
         a2 = a0
         a3 = a0
@@ -56,23 +61,43 @@ def valid_dots(xs, w, out, offset, count):
         out[offset + i + 3] = a3
         i += 4
     while i < count:
-        acc = out[0] * 0
+        acc = zero
         for k in range(m):
             acc += xs[i + k] * w[k]
         out[offset + i] = acc
         i += 1
 
 
+def contiguous_as(x, sample):  # pragma: no cover - replaced by the overload
+    raise NotImplementedError
+
+
+@overload(contiguous_as)
+def _ol_contiguous_as(x, sample):
+    """``x`` itself when it is contiguous in ``sample``'s dtype, else a contiguous copy in it.
+
+    Decided when the kernel is typed: a 10M-element signal that needs no
+    conversion is not copied (the copy and its page faults cost more than
+    the convolution's arithmetic).
+    """
+    if x.layout == "C" and x.dtype == sample.dtype:
+        return lambda x, sample: x
+
+    def copy(x, sample):
+        out = np.empty(x.shape[0], sample.dtype)
+        for i in range(x.shape[0]):
+            out[i] = x[i]
+        return out
+
+    return copy
+
+
 @numba.njit(cache=True, no_cfunc_wrapper=True, boundscheck=False)
 def conv1d_core(x, y, full, out_dtype_sample):
     """Full (``full``) or valid convolution of 1-d ``x`` and ``y`` (any layout and dtypes)."""
     # Both in the output dtype (one array type, so they can be swapped), contiguous.
-    xa = np.empty(x.shape[0], out_dtype_sample.dtype)
-    for i in range(x.shape[0]):
-        xa[i] = x[i]
-    ya = np.empty(y.shape[0], out_dtype_sample.dtype)
-    for i in range(y.shape[0]):
-        ya[i] = y[i]
+    xa = contiguous_as(x, out_dtype_sample)
+    ya = contiguous_as(y, out_dtype_sample)
     if xa.shape[0] < ya.shape[0]:
         xa, ya = ya, xa
     n = xa.shape[0]
@@ -87,18 +112,20 @@ def conv1d_core(x, y, full, out_dtype_sample):
     else:
         j0 = m - 1
         j1 = n
-    out = np.zeros(j1 - j0, out_dtype_sample.dtype)
+    # Every entry is written below: the interior by valid_dots, the ends of a full one after it.
+    out = empty_output(j1 - j0, out_dtype_sample.dtype)
     # Interior: every tap inside the signal (full index j = i + m - 1).
-    valid_dots(xs, w, out, (m - 1) - j0, n - m + 1)
+    zero = out_dtype_sample[0]
+    valid_dots(xs, w, out, (m - 1) - j0, n - m + 1, zero)
     # Ends of a full convolution: only the taps inside the signal.
     if full:
         for j in range(0, m - 1):
-            acc = out[0] * 0
+            acc = zero
             for k in range(m - 1 - j, m):
                 acc += xs[j - m + 1 + k] * w[k]
             out[j] = acc
         for j in range(n, n + m - 1):
-            acc = out[0] * 0
+            acc = zero
             for k in range(0, n + m - 1 - j):
                 acc += xs[j - m + 1 + k] * w[k]
             out[j] = acc
