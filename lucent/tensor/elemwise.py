@@ -161,6 +161,13 @@ class DimShuffle(Op):
         order = []
         for i in range(self.input_ndim):
             order.append(self.new_order.index(i) if i in self.shuffle else "x")
+        # The gradient drops the added axes; an op between may have lost their
+        # static length 1 (e.g. an FFT's output type), so it is asserted again.
+        unknown = [i for i, o in enumerate(self.new_order) if o == "x" and gz.type.shape[i] is None]
+        if unknown:
+            from lucent.tensor.shape import specify_broadcastable
+
+            gz = specify_broadcastable(gz, *unknown)
         return [DimShuffle(gz.type.ndim, tuple(order))(gz)]
 
     def R_op(self, inputs, eval_points):

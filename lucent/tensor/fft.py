@@ -47,15 +47,17 @@ class RFFTOp(Op):
 
     __props__ = ()
 
-    def output_type(self, inp):
-        return TensorType(inp.type.dtype, shape=(None,) * inp.type.ndim + (2,))
+    def output_type(self, inp, n_axes=None):
+        """The spectrum's type: batch axes (those before the ``n_axes`` transformed ones) keep their static lengths."""
+        batch = inp.type.shape[: inp.type.ndim - n_axes] if n_axes is not None else ()
+        return TensorType(inp.type.dtype, shape=batch + (None,) * (inp.type.ndim - len(batch)) + (2,))
 
     def make_node(self, a, s=None):
         a = as_tensor_variable(a)
         if a.type.ndim < 2:
             raise TypeError(f"{type(self).__name__}: input must have dimension >= 2, with first dimension batches")
         s = as_tensor_variable(a.shape[1:]) if s is None else _check_lengths(self, s)
-        return Apply(self, [a, s], [self.output_type(a)()])
+        return Apply(self, [a, s], [self.output_type(a, s.type.shape[0])()])
 
     def perform(self, node, inputs, output_storage):
         a, s = inputs
@@ -95,8 +97,11 @@ class IRFFTOp(Op):
 
     __props__ = ()
 
-    def output_type(self, inp):
-        return TensorType(inp.type.dtype, shape=(None,) * (inp.type.ndim - 1))
+    def output_type(self, inp, n_axes=None):
+        """The signal's type: batch axes (before the ``n_axes`` transformed ones) keep their static lengths."""
+        nd = inp.type.ndim - 1
+        batch = inp.type.shape[: nd - n_axes] if n_axes is not None else ()
+        return TensorType(inp.type.dtype, shape=batch + (None,) * (nd - len(batch)))
 
     def make_node(self, a, s=None):
         a = as_tensor_variable(a)
@@ -108,7 +113,7 @@ class IRFFTOp(Op):
             s = as_tensor_variable(set_subtensor(s[-1], (s[-1] - 1) * 2))
         else:
             s = _check_lengths(self, s)
-        return Apply(self, [a, s], [self.output_type(a)()])
+        return Apply(self, [a, s], [self.output_type(a, s.type.shape[0])()])
 
     def perform(self, node, inputs, output_storage):
         a, s = inputs

@@ -261,3 +261,17 @@ def test_elemwise_outer_and_reductions_of_a_scalar():
     assert run([CAReduce(ps.add, axis=(-1,))(s), lt.sum(s, axis=0)], {s: 5.0}) == [5.0, 5.0]
     with pytest.raises(np.exceptions.AxisError, match=r"axis \(-2,\) is out of bounds for array of dimension 0"):
         CAReduce(ps.add, axis=(-2,))(s)
+
+
+def test_dimshuffle_gradient_when_the_added_axis_lost_its_static_length():
+    # The cotangent reaching an expand_dims may have lost the static length 1 of
+    # the added axis (an FFT's output type does): the gradient still drops it,
+    # checking the length at run time.
+    x = lt.dvector("x")
+    cotangent = lt.tensor("cotangent", shape=(None, None))
+    expand = DimShuffle(1, ("x", 0))
+    (gx,) = expand.L_op([x], [expand(x)], [cotangent])
+    assert gx.type.shape == (None,)
+    np.testing.assert_array_equal(run(gx, {cotangent: np.arange(3.0)[None, :]}), np.arange(3.0))
+    with pytest.raises(Exception, match="1"):
+        run(gx, {cotangent: np.ones((2, 3))})

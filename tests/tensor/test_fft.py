@@ -106,3 +106,13 @@ def test_fourier_static_shape_and_errors():
     v = lt.dvector("v")
     with pytest.raises(Exception, match="not implemented|complex"):
         lucent.grad(lt.real(fourier_fft(v, 4, 0)).sum(), v)
+
+
+def test_batch_axes_keep_static_lengths_and_the_gradient_drops_them():
+    x = lt.dvector("x")
+    spectrum = fft.rfft(x[None, :])
+    assert spectrum.type.shape == (1, None, 2)
+    assert fft.irfft(spectrum).type.shape == (1, None)
+    rng = np.random.default_rng(4)
+    verify_grad(lambda v: fft.rfft(v[None, :]), [rng.random(8)], rng=rng)
+
