@@ -53,6 +53,8 @@ LAYERS = {
     "link": 3,
     "compile": 4,
     "scan": 4,
+    # Its node is an OpFromGraph (a graph op, defined in compile), as PyTensor's Einsum.
+    "tensor.einsum": 4,
     "debugmode": 5,
     "widgets": 6,
     "kernel_ext": 6,
@@ -76,6 +78,9 @@ EXCEPTIONS = {
     ),
     ("lucent.link.numba.dispatch.tensor_basic", "lucent.compile.ops"): (
         "the kernels of DeepCopyOp and ViewOp, which live at PyTensor's path in compile"
+    ),
+    ("lucent.tensor", "lucent.tensor.einsum"): (
+        "PyTensor's path of pt.einsum, whose Einsum node is an OpFromGraph (compile layer)"
     ),
     # scan: an op whose perform runs a compiled inner function, so it sits with compile.
     ("lucent.gradient.jacobian", "lucent.scan.basic"): (

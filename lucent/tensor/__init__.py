@@ -34,7 +34,8 @@ from lucent.tensor import linalg  # noqa: F401,E402
 from lucent.tensor import rewriting as _rewriting  # noqa: F401,E402  (registers the rewrites)
 from lucent.tensor import vectorize as _vectorize  # noqa: F401,E402  (registers vectorize_graph rules)
 from lucent.tensor import blockwise  # noqa: F401,E402  (pytensor.tensor.blockwise)
-from lucent.tensor.einsum import einsum, tensordot  # noqa: F401,E402
+from lucent.tensor.contraction import tensordot  # noqa: F401,E402
+from lucent.tensor.einsum import einsum  # noqa: F401,E402  (its node is an OpFromGraph: compile layer)
 from lucent.tensor.functional import vectorize  # noqa: F401,E402  (pt.vectorize; the rules module stays importable)
 from lucent.tensor import random  # noqa: F401,E402  (pytensor.tensor.random)
 from lucent.tensor import optimize  # noqa: F401,E402  (pytensor.tensor.optimize)

@@ -1,148 +1,94 @@
-"""Tensor contractions: ``tensordot`` and ``einsum``.
+"""``einsum``: products and sums of tensors in Einstein summation notation.
 
-Both are graphs of existing ops (transposes, reshapes, products,
-element-wise multiplication and sums), so their gradients and kernels
-are those ops'.
+``einsum`` returns the output of an ``Einsum`` node: an ``OpFromGraph``
+whose inner graph is the contraction, so before compilation the node
+prints as one readable step (``Einsum{subscripts='ij,jk->ik', path=((1,
+0),), optimized=True}``, its inner graph below it), while compilation
+expands it in place (``inline_ofg_expansion``, on every mode) so the outer
+rewrites, BLAS calls and fusion see its products and sums. An einsum
+planned without static lengths whose inputs have them by compile time is
+planned again first (``optimize_einsum_inner_graph``).
 
-``einsum`` contracts its operands two at a time in the order
-``numpy.einsum_path`` finds cheapest for the operands' static shapes
-(``optimize=None`` or ``'greedy'`` / ``'optimal'``; an unknown length
-counts as 8): each step multiplies the two operands with their indices
-aligned by broadcasting and sums out the indices no later operand or the
-output needs. Repeated indices within one operand take its diagonal
-first; ``...`` stands for the leading dimensions, broadcast like NumPy.
+How the inner graph is built (the order follows the path, see
+``lucent.tensor.einsum_path``):
+
+* the operands are contracted two at a time; each step first takes the
+  diagonal of an index repeated within one operand, sums out the indices
+  that only one operand has and nothing later needs, then
+* multiplies the two operands: with indices to contract, as one (batched)
+  matrix product (``_general_dot``: the indices both keep are batch axes,
+  the contracted ones are folded into the inner dimension); without, as
+  an element-wise product of the operands aligned by broadcasting. No
+  temporary holds the product of all the indices of both operands.
+* An index of static length 1 in one operand meeting the same index of
+  another length in the other is dropped from the first (NumPy broadcasts
+  it); that makes the path chosen for the static shapes unreliable, so it
+  warns.
 """
 
 from __future__ import annotations
 
-import string
+import warnings
 
-import numpy as np
+from lucent.compile.builders import OpFromGraph
+from lucent.graph.rewriting.basic import in2out, node_rewriter
+from lucent.graph.rewriting.db import optdb
+from lucent.tensor.contraction import _general_dot, _product, _shuffle, tensordot
+from lucent.tensor.einsum_path import contraction_path, parse_subscripts
 
 
-def tensordot(a, b, axes=2):
-    """``numpy.tensordot``: sum the products over ``axes`` of ``a`` and ``b``.
+class Einsum(OpFromGraph):
+    """The node ``einsum`` returns: an ``OpFromGraph`` remembering how it was planned.
 
-    ``axes`` is an integer ``N`` (the last ``N`` axes of ``a`` with the
-    first ``N`` of ``b``) or a pair of axis sequences. Computed as one
-    matrix product of reshaped operands.
+    Attributes
+    ----------
+    subscripts
+        The subscripts as given to ``einsum``.
+    path
+        The contraction order: a tuple of position tuples (``(0,)`` for a
+        single operand, pairs otherwise), indices into the list of pending
+        operands, each step appending its result at the end (NumPy's
+        ``einsum_path`` convention).
+    optimized
+        Whether ``path`` was chosen for the operands' shapes (every length
+        statically known), or is the fixed right-to-left order used when
+        some length is unknown (it counts as optimal for two operands or
+        fewer, where there is no choice).
+
+    Unlike a plain ``OpFromGraph``, ``inline`` defaults to True: the node
+    exists to show the einsum as one step before compilation; compiled, the
+    rest of the graph's rewrites should see its matrix products and sums.
+    Two einsums of equal subscripts, path and inner graph are equal, so
+    merging deduplicates them.
     """
-    from lucent.tensor.basic import as_tensor_variable
-    from lucent.tensor.creation import make_vector
-    from lucent.tensor.math import dot, prod
-    from lucent.tensor.shape import reshape
 
-    a, b = as_tensor_variable(a), as_tensor_variable(b)
-    na, nb = a.type.ndim, b.type.ndim
-    if isinstance(axes, (int, np.integer)):
-        n = int(axes)
-        if n < 0 or n > na or n > nb:
-            raise ValueError(f"tensordot: axes={n} does not fit inputs of {na} and {nb} dimensions")
-        axes_a, axes_b = list(range(na - n, na)), list(range(n))
-    else:
-        try:
-            axes_a, axes_b = axes
-        except (TypeError, ValueError):
-            raise ValueError(f"tensordot: axes must be an integer or a pair of axis lists, got {axes!r}") from None
-        axes_a = [axes_a] if isinstance(axes_a, (int, np.integer)) else list(axes_a)
-        axes_b = [axes_b] if isinstance(axes_b, (int, np.integer)) else list(axes_b)
-        if len(axes_a) != len(axes_b):
-            raise ValueError(f"tensordot: the axes lists must have the same length, got {axes_a} and {axes_b}")
-        axes_a = [int(x) + na if x < 0 else int(x) for x in axes_a]
-        axes_b = [int(x) + nb if x < 0 else int(x) for x in axes_b]
-    for x, y in zip(axes_a, axes_b):
-        sa, sb = a.type.shape[x], b.type.shape[y]
-        if sa is not None and sb is not None and sa != sb:
-            raise ValueError(f"tensordot: shape mismatch for sum, axis {x} of a has length {sa}, axis {y} of b {sb}")
-    free_a = [d for d in range(na) if d not in axes_a]
-    free_b = [d for d in range(nb) if d not in axes_b]
+    def __init__(self, *args, subscripts, path, optimized, **kwargs):
+        if not isinstance(subscripts, str):
+            raise TypeError(f"Einsum: subscripts must be a str, got {subscripts!r}")
+        self.subscripts = subscripts
+        self.path = tuple(tuple(int(i) for i in step) for step in path)
+        self.optimized = bool(optimized)
+        kwargs.setdefault("inline", True)
+        kwargs.setdefault("strict", True)
+        super().__init__(*args, **kwargs)
 
-    def size(var, dims):
-        return prod(make_vector(*[var.shape[d] for d in dims], dtype="int64")) if dims else 1
+    def __str__(self):
+        return f"Einsum{{subscripts={self.subscripts!r}, path={self.path!r}, optimized={self.optimized}}}"
 
-    a2 = reshape(a.transpose(free_a + axes_a), make_vector(size(a, free_a), size(a, axes_a), dtype="int64"), ndim=2)
-    b2 = reshape(b.transpose(axes_b + free_b), make_vector(size(b, axes_b), size(b, free_b), dtype="int64"), ndim=2)
-    out_shape = [a.shape[d] for d in free_a] + [b.shape[d] for d in free_b]
-    product = dot(a2, b2)
-    if not out_shape:
-        return reshape(product, (), ndim=0)
-    return reshape(product, make_vector(*out_shape, dtype="int64"), ndim=len(out_shape))
+    def __eq__(self, other):
+        return OpFromGraph.__eq__(self, other) and (self.subscripts, self.path, self.optimized) == (
+            other.subscripts,
+            other.path,
+            other.optimized,
+        )
+
+    def __hash__(self):
+        return hash((OpFromGraph.__hash__(self), self.subscripts, self.path, self.optimized))
 
 
-def _parse(subscripts, operands):
-    """Operand index strings (``...`` expanded to fresh letters) and the output's."""
-    subscripts = subscripts.replace(" ", "")
-    if "->" in subscripts:
-        lhs, out = subscripts.split("->")
-    else:
-        lhs, out = subscripts, None
-    terms = lhs.split(",")
-    if len(terms) != len(operands):
-        raise ValueError(f"einsum: {len(terms)} operand subscripts for {len(operands)} operands in {subscripts!r}")
-    used = set(c for c in subscripts if c.isalpha())
-    for c in subscripts:
-        if not (c.isalpha() or c in ",.->"):
-            raise ValueError(f"einsum: invalid character {c!r} in subscripts {subscripts!r}")
-    fresh = [c for c in string.ascii_letters if c not in used]
-    ell_ndim = 0
-    for term, op in zip(terms, operands):
-        if "..." in term:
-            ell_ndim = max(ell_ndim, op.type.ndim - len(term.replace("...", "")))
-    ell = "".join(fresh[:ell_ndim])
-    expanded = []
-    for term, op in zip(terms, operands):
-        if "..." in term:
-            n = op.type.ndim - len(term.replace("...", ""))
-            term = term.replace("...", ell[ell_ndim - n:] if n else "")
-        if len(term) != op.type.ndim:
-            raise ValueError(f"einsum: subscripts {term!r} do not match an operand with {op.type.ndim} dimensions")
-        expanded.append(term)
-    if out is None:
-        counts = {}
-        for term in expanded:
-            for c in term:
-                counts[c] = counts.get(c, 0) + 1
-        out = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
-    else:
-        out = out.replace("...", ell)
-        present = set("".join(expanded))
-        for c in out:
-            if c not in present:
-                raise ValueError(f"einsum: output index {c!r} appears in no operand")
-    return expanded, out
-
-
-def _take_diagonals(x, term):
-    """Operand ``x`` with each repeated index of ``term`` reduced to its diagonal."""
-    from lucent.tensor.diagonal import diagonal
-
-    while len(set(term)) != len(term):
-        for i, c in enumerate(term):
-            j = term.find(c, i + 1)
-            if j >= 0:
-                x = diagonal(x, axis1=i, axis2=j)  # the diagonal becomes the last axis
-                term = term[:i] + term[i + 1:j] + term[j + 1:] + c
-                break
-    return x, term
-
-
-def _align(x, term, target):
-    """``x`` (indices ``term``) with its axes in ``target``'s order, length-1 axes for the missing ones."""
-    order = [term.index(c) if c in term else "x" for c in target]
-    return x.dimshuffle(*order)
-
-
-def _path(expanded, out, operands, optimize):
-    if len(operands) <= 2:
-        return [(0, 1)] if len(operands) == 2 else []
-    if optimize is False:
-        return [(0, 1)] * (len(operands) - 1)
-    how = "greedy" if optimize in (None, True) else optimize
-    dummies = [np.empty([8 if s is None else s for s in op.type.shape], dtype="int8") for op in operands]
-    path, _ = np.einsum_path(",".join(expanded) + "->" + out, *dummies, optimize=how)
-    return [tuple(step) for step in path[1:]]
-
-
+# ---------------------------------------------------------------------------
+# Index grids (exposed as PyTensor's einsum module does)
+# ---------------------------------------------------------------------------
 def _iota(shape, axis):
     """An integer tensor of ``shape`` holding each entry's index along ``axis``."""
     from lucent.tensor.basic import arange, as_tensor_variable, get_vector_length
@@ -178,94 +124,189 @@ def _delta(shape, axes):
     result = eq(iotas[0], iotas[1])
     for a, b in zip(iotas[1:], iotas[2:]):
         result = and_(result, eq(a, b))
-    order = iter(range(len(axes)))
-    pattern = [next(order) if d in axes else "x" for d in range(n)]
-    if sorted(axes) != list(axes):
-        # dimshuffle keeps the given order; put the delta's axes where they belong.
-        ranks = {a: k for k, a in enumerate(axes)}
-        pattern = [ranks[d] if d in axes else "x" for d in range(n)]
+    # dimshuffle keeps the given order; put the delta's axes where they belong.
+    ranks = {a: k for k, a in enumerate(axes)}
+    pattern = [ranks[d] if d in axes else "x" for d in range(n)]
     return broadcast_to(result.dimshuffle(*pattern), [shape[k] for k in range(n)])
 
 
-def _general_dot(vars, axes, batch_axes):
-    """``tensordot`` of two tensors, each with its own batch axes.
+# ---------------------------------------------------------------------------
+# One contraction step
+# ---------------------------------------------------------------------------
+def _take_diagonals(x, names):
+    """``x`` with each index repeated in ``names`` reduced to its diagonal (moved last)."""
+    from lucent.tensor.diagonal import diagonal
 
-    ``axes`` are the contracted axes of each operand and ``batch_axes`` the
-    axes that are batch dimensions (positions in the operand; they are
-    broadcast against each other like NumPy's leading dimensions). The
-    result has the broadcast batch dimensions first, then the free axes of
-    the first operand, then those of the second. Computed as one batched
-    matrix product: each operand is transposed to ``(batch, free,
-    contracted)`` / ``(batch, contracted, free)`` and reshaped to a stack of
-    matrices.
+    while len(set(names)) != len(names):
+        for i, c in enumerate(names):
+            j = names.find(c, i + 1)
+            if j >= 0:
+                x = diagonal(x, axis1=i, axis2=j)
+                names = names[:i] + names[i + 1 : j] + names[j + 1 :] + c
+                break
+    return x, names
+
+
+def _sum_out(x, names, keep):
+    """``x`` summed over the indices of ``names`` not in ``keep``."""
+    axes = [k for k, c in enumerate(names) if c not in keep]
+    if not axes:
+        return x, names
+    return x.sum(axis=axes), "".join(c for c in names if c in keep)
+
+
+def _drop_broadcast_indices(x, names, other, other_names, user_letters):
+    """Squeeze the length-1 axes of ``x`` whose index has another length in ``other``.
+
+    NumPy's einsum broadcasts such an axis; removing it lets the other
+    operand's index be a free or summed index of its own.
     """
-    from lucent.tensor.basic import as_tensor_variable, concatenate
-    from lucent.tensor.math import matmul, prod
-    from lucent.tensor.shape import reshape
+    drop = []
+    for k, c in enumerate(names):
+        j = other_names.find(c)
+        if x.type.shape[k] == 1 and j >= 0 and other.type.shape[j] != 1:
+            drop.append(k)
+    if not drop:
+        return x, names
+    labels = [repr(names[k]) if names[k] in user_letters else "an ellipsis dimension" for k in drop]
+    warnings.warn(
+        "The same einsum subscript is used for a broadcastable and non-broadcastable dimension "
+        f"({', '.join(labels)}: length 1 in one operand, another length in the other). "
+        "This can result in a suboptimal contraction path; give the length-1 dimension a subscript of its own.",
+        UserWarning,
+        stacklevel=5,
+    )
+    keep = [k for k in range(len(names)) if k not in drop]
+    return x.dimshuffle(*keep), "".join(names[k] for k in keep)
 
-    x, y = (as_tensor_variable(v) for v in vars)
-    if not batch_axes[0] and not batch_axes[1]:
-        return tensordot(x, y, axes=[list(axes[0]), list(axes[1])])
 
-    def norm(ax, nd):
-        out = tuple(a + nd if a < 0 else a for a in ax)
-        if any(not 0 <= a < nd for a in out):
-            raise ValueError(f"_general_dot: axis out of range in {tuple(ax)} for {nd} dimensions")
-        return out
+def _contract_pair(lhs, lnames, rhs, rnames, needed, target, user_letters):
+    """Contract two operands, keeping the indices in ``needed``.
 
-    (xa, ya), (xb, yb) = ([norm(a, v.type.ndim) for a, v in zip(pair, (x, y))] for pair in (axes, batch_axes))
-    if len(xa) != len(ya):
-        raise ValueError(f"_general_dot: {len(xa)} contracted axes for the first operand, {len(ya)} for the second")
-    xf = [d for d in range(x.type.ndim) if d not in xa and d not in xb]
-    yf = [d for d in range(y.type.ndim) if d not in ya and d not in yb]
-    nb = max(len(xb), len(yb))
-    xs = [x.shape[d] for d in xf]
-    ys = [y.shape[d] for d in yf]
-    k = prod([x.shape[d] for d in xa]) if xa else 1
-    fx = prod(xs) if xs else 1
-    fy = prod(ys) if ys else 1
+    Returns the product and its index string (``target``'s order when that
+    costs no transpose, else batch, left free, right free).
+    """
+    lhs, lnames = _take_diagonals(lhs, lnames)
+    rhs, rnames = _take_diagonals(rhs, rnames)
+    lhs, lnames = _drop_broadcast_indices(lhs, lnames, rhs, rnames, user_letters)
+    rhs, rnames = _drop_broadcast_indices(rhs, rnames, lhs, lnames, user_letters)
+    lhs, lnames = _sum_out(lhs, lnames, set(needed) | set(rnames))
+    rhs, rnames = _sum_out(rhs, rnames, set(needed) | set(lnames))
+    order = target if target is not None else "".join(dict.fromkeys(lnames + rnames))
+    contracted = [c for c in lnames if c in rnames and c not in needed]
+    if not contracted:
+        # No index to sum: an element-wise product of the aligned operands.
+        return _align(lhs, lnames, order) * _align(rhs, rnames, order), order
+    batch = [c for c in order if c in lnames and c in rnames and c in needed]
+    lfree = "".join(c for c in lnames if c not in batch and c not in contracted)
+    rfree = "".join(c for c in rnames if c not in batch and c not in contracted)
+    # Put the operand whose free indices come first in the target on the left.
+    if "".join(batch) + rfree + lfree == order:
+        (lhs, lnames, lfree), (rhs, rnames, rfree) = (rhs, rnames, rfree), (lhs, lnames, lfree)
+    out = _product(
+        lhs, [lnames.index(c) for c in batch], [lnames.index(c) for c in lfree],
+        [lnames.index(c) for c in contracted],
+        rhs, [rnames.index(c) for c in batch], [rnames.index(c) for c in contracted],
+        [rnames.index(c) for c in rfree],
+    )
+    return out, "".join(batch) + lfree + rfree
 
-    def as_stack(v, batch, first, second, rows, cols):
-        # Reshape before padding the batch: the padded dimensions keep their static length 1.
-        t = v.dimshuffle(*batch, *first, *second)
-        m = reshape(t, concatenate([t.shape[: len(batch)], [rows, cols]]), ndim=len(batch) + 2)
-        return m.dimshuffle(*(["x"] * (nb - len(batch))), *range(len(batch) + 2))
 
-    out = matmul(as_stack(x, xb, xf, xa, fx, k), as_stack(y, yb, ya, yf, k, fy))
-    shape = concatenate([out.shape[:nb], as_tensor_variable([*xs, *ys], ndim=1, dtype="int64")]) if (xs or ys) \
-        else out.shape[:nb]
-    return reshape(out, shape, ndim=nb + len(xs) + len(ys))
+def _align(x, names, target):
+    """``x`` (indices ``names``) with its axes in ``target``'s order, length-1 axes for the missing ones."""
+    return _shuffle(x, *[names.index(c) if c in names else "x" for c in target])
+
+
+def _build_contraction(operands, terms, out, path, user_letters=frozenset()):
+    """The graph computing ``out`` from ``operands`` (indices ``terms``) along ``path``.
+
+    ``user_letters`` are the indices the user wrote (the others stand for
+    ``...``), to name them in warnings.
+    """
+    items = list(zip(operands, terms))
+    for k, step in enumerate(path):
+        last = k == len(path) - 1
+        positions = sorted(step, reverse=True)
+        picked = [items.pop(p) for p in positions]
+        needed = set(out).union(*(set(t) for _, t in items))
+        target = out if last else None
+        if len(picked) == 1:
+            ((x, names),) = picked
+            x, names = _take_diagonals(x, names)
+            x, names = _sum_out(x, names, needed)
+        else:
+            (x, xn), (y, yn) = picked
+            x, names = _contract_pair(x, xn, y, yn, needed, target, user_letters)
+        items.append((x, names))
+    ((x, names),) = items
+    return _shuffle(x, *[names.index(c) for c in out])
 
 
 def einsum(subscripts, *operands, optimize=None):
-    """``numpy.einsum`` (see the module docstring for how the contraction is computed)."""
+    """``numpy.einsum``: products and sums of tensors in Einstein summation notation.
+
+    ``subscripts`` names each operand's axes (``"ij,jk->ik"``); ``...``
+    stands for the leading (broadcast) axes; without ``->`` the output holds
+    the ellipsis axes and the indices used once, in alphabetical order. The
+    result is the output of an ``Einsum`` node (see the module docstring
+    for how it is computed).
+
+    The contraction order is ``numpy.einsum_path(..., optimize="optimal")``
+    for the operands' static shapes when all are known, else right to
+    left. ``optimize`` is None (that rule, as PyTensor), or, as a lucent
+    extension, ``"greedy"`` (NumPy's greedy search instead of the
+    exhaustive one, for einsums of many operands) or ``"optimal"`` / True
+    (the default rule). Other values raise ``NotImplementedError`` as in
+    PyTensor, which accepts only None.
+    """
     from lucent.tensor.basic import as_tensor_variable
 
+    if optimize is True:
+        optimize = "optimal"
+    if optimize not in (None, "optimal", "greedy"):
+        raise NotImplementedError(
+            f"einsum: optimize={optimize!r} is not supported; the contraction order is chosen from the "
+            "static shapes (optimize=None, or 'optimal' / 'greedy')."
+        )
     if not operands:
         raise ValueError("einsum needs at least one operand")
     operands = [as_tensor_variable(o) for o in operands]
-    expanded, out = _parse(subscripts, operands)
-    items = [_take_diagonals(x, t) for x, t in zip(operands, expanded)]
-    for step in _path([t for _, t in items], out, [x for x, _ in items], optimize):
-        picked = [items[i] for i in step]
-        rest = [it for k, it in enumerate(items) if k not in step]
-        needed = set(out).union(*(set(t) for _, t in rest))
-        union = "".join(dict.fromkeys("".join(t for _, t in picked)))
-        prod = None
-        for x, t in picked:
-            aligned = _align(x, t, union)
-            prod = aligned if prod is None else prod * aligned
-        summed = [k for k, c in enumerate(union) if c not in needed]
-        term = "".join(c for c in union if c in needed)
-        if summed:
-            prod = prod.sum(axis=summed)
-        items = rest + [(prod, term)]
-    (x, term), = items
-    summed = [k for k, c in enumerate(term) if c not in out]
-    if summed:
-        x = x.sum(axis=summed)
-        term = "".join(c for c in term if c in out)
-    return x.dimshuffle(*[term.index(c) for c in out]) if term != out else x
+    terms, out = parse_subscripts(subscripts, [o.type.shape for o in operands])
+    path, optimized = contraction_path(terms, out, [o.type.shape for o in operands], optimize or "optimal")
+    # Fresh inner inputs: the same variable may be passed twice.
+    inner = [o.type() for o in operands]
+    result = _build_contraction(inner, terms, out, path, frozenset(subscripts))
+    op = Einsum(inner, [result], subscripts=subscripts, path=path, optimized=optimized)
+    return op(*operands)
 
 
-__all__ = ["einsum", "tensordot"]
+# ---------------------------------------------------------------------------
+# Compilation: plan again once the lengths are known
+# ---------------------------------------------------------------------------
+@node_rewriter([Einsum])
+def optimize_einsum_inner_graph(fgraph, node):
+    """Rebuild an einsum planned without static lengths whose inputs now have them.
+
+    A graph built on variables of unknown shape and later given static ones
+    (``clone_replace``, ``givens``) gets the order chosen for those shapes.
+    Runs before ``inline_ofg_expansion`` expands the node.
+    """
+    op = node.op
+    if op.optimized or any(s is None for var in node.inputs for s in var.type.shape):
+        return False
+    with warnings.catch_warnings():
+        # einsum() warned about length-1 indices when the graph was built.
+        warnings.simplefilter("ignore", UserWarning)
+        return [einsum(op.subscripts, *node.inputs)]
+
+
+optdb.register(
+    "optimize_einsum_inner_graph",
+    in2out(optimize_einsum_inner_graph, name="optimize_einsum_inner_graph"),
+    "fast_run",
+    "fast_compile",
+    position=0.45,
+)
+
+
+__all__ = ["Einsum", "einsum", "tensordot", "_general_dot"]

@@ -837,4 +837,4 @@ __all__ = [
     "hyp2f1", "ProdWithoutZeros", "isnan_", "dense_dot", "vecdot", "matvec", "vecmat", "median", "divmod", "ceil_intdiv", "power", "smallest", "largest", "nan_to_num", "cov",
 ]
 
-from lucent.tensor.einsum import tensordot  # noqa: E402,F401  (a graph of dot and reshapes)
+from lucent.tensor.contraction import tensordot  # noqa: E402,F401  (a graph of dot and reshapes)
