@@ -63,6 +63,30 @@ def test_unique_searchsorted_bincount_and_indices():
         np.testing.assert_array_equal(g, np.ravel(e) if i in (2, 5) else e, err_msg=f"output {i}")
 
 
+
+@pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float32", "float64"), ("int64", "float32"), ("int32", "int32")])
+def test_searchsorted_sides_ties_nan_and_lengths(dtypes):
+    """Both sides with ties, NaN keys and entries (NumPy's order), 0-d and empty keys,
+    and a number of keys that is not a multiple of the kernel's group of eight."""
+    a_dtype, k_dtype = dtypes
+    a, k, k0 = lt.vector("a", dtype=a_dtype), lt.vector("k", dtype=k_dtype), lt.scalar("k0", dtype=k_dtype)
+    rng = np.random.default_rng(8)
+    A = np.sort(rng.integers(-5, 6, size=37)).astype(a_dtype)
+    K = rng.integers(-7, 8, size=29).astype(k_dtype)
+    if np.dtype(a_dtype).kind == "f":
+        A = np.sort(np.concatenate([A, [np.nan, np.nan]]).astype(a_dtype))
+    if np.dtype(k_dtype).kind == "f":
+        K[[0, 5]] = [np.nan, np.inf]
+    outs = [eo.searchsorted(a, k), eo.searchsorted(a, k, side="right"), eo.searchsorted(a, k0, side="right"),
+            eo.searchsorted(a, k[:0]), eo.searchsorted(a[:0], k), eo.searchsorted(a, k[::-3])]
+    got = run(outs, {a: A, k: K, k0: K[3]})
+    expected = [np.searchsorted(A, K), np.searchsorted(A, K, side="right"), np.searchsorted(A, K[3], side="right"),
+                np.searchsorted(A, K[:0]), np.searchsorted(A[:0], K), np.searchsorted(A, K[::-3])]
+    for i, (g, e) in enumerate(zip(got, expected)):
+        assert g.dtype == np.int64 and g.shape == np.shape(e), f"output {i}"
+        np.testing.assert_array_equal(g, e, err_msg=f"output {i}")
+
+
 def test_diagonal_filling_bartlett_and_empty_inputs():
     m = lt.dmatrix("m")
     n = lt.lscalar("n")

@@ -147,9 +147,13 @@ def numba_funcify_CpuContiguous(op, node, **kwargs):
     return make_kernel("cpu_contiguous", ["x"], ["return np.ascontiguousarray(x)"])
 
 
-@numba_funcify.register(SearchsortedOp, version=1)
+@numba_funcify.register(SearchsortedOp, version=2)
 def numba_funcify_SearchsortedOp(op, node, **kwargs):
-    """Binary search of every entry of ``v`` in ``x`` (``x[sorter]`` when a sorter is given)."""
+    """Binary search of every entry of ``v`` in ``x`` (``x[sorter]`` when a sorter is given).
+
+    Real dtypes go through ``search_sorted`` (several keys in lock-step, see
+    ``lucent.link.numba.dispatch.search``); complex ones through Numba's ``np.searchsorted``.
+    """
     has_sorter = len(node.inputs) == 3
     params = ["x", "v"] + (["sorter"] if has_sorter else [])
     lines = []
@@ -168,12 +172,18 @@ def numba_funcify_SearchsortedOp(op, node, **kwargs):
         lines.append("xs = x")
     v_ndim = node.inputs[1].type.ndim
     flat = "np.asarray(v).reshape((1,))" if v_ndim == 0 else "np.ascontiguousarray(v).reshape((v.size,))"
-    lines += [
-        f"flat = {flat}",
-        f"res = np.searchsorted(xs, flat, side={op.side!r}).astype(np.int64)",
-        f"return res.reshape({'()' if v_ndim == 0 else 'v.shape'})",
-    ]
-    return make_kernel(f"searchsorted_{op.side}", params, lines)
+    lines.append(f"flat = {flat}")
+    helpers = []
+    if any(i.type.dtype.startswith("complex") for i in node.inputs[:2]):
+        lines.append(f"res = np.searchsorted(xs, flat, side={op.side!r}).astype(np.int64)")
+    else:
+        helpers.append("from lucent.link.numba.dispatch.search import search_sorted")
+        lines += [
+            "res = np.empty(flat.shape[0], np.int64)",
+            f"search_sorted(np.ascontiguousarray(xs), flat, res, {op.side == 'right'})",
+        ]
+    lines.append(f"return res.reshape({'()' if v_ndim == 0 else 'v.shape'})")
+    return make_kernel(f"searchsorted_{op.side}", params, lines, helpers=helpers)
 
 
 # --------------------------------------------------------------------------- #
