@@ -22,6 +22,13 @@ from lucent.compile.mode import (
 from lucent.graph.rewriting.db import optdb
 from lucent.compile.profiling import ProfileStats
 from lucent.compile.ops import DeepCopyOp, ViewOp, as_op, deep_copy_op, view_op
+from lucent.compile.aliasing import (
+    Supervisor,
+    add_supervisor_to_fgraph,
+    alias_root,
+    infer_reuse_pattern,
+    view_tree_set,
+)
 from lucent.compile.function_module import (
     DuplicateInputError,
     Function,
@@ -69,4 +76,9 @@ __all__ = [
     "ViewOp",
     "view_op",
     "as_op",
+    "Supervisor",
+    "add_supervisor_to_fgraph",
+    "alias_root",
+    "infer_reuse_pattern",
+    "view_tree_set",
 ]

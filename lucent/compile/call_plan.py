@@ -21,21 +21,8 @@ compared on each call with their type's ``may_share_memory``.
 
 from __future__ import annotations
 
+from lucent.compile.aliasing import alias_root
 from lucent.graph.basic import Constant
-
-
-def alias_root(var):
-    """The variable whose memory ``var`` may share, following ``view_map``/``destroy_map``."""
-    seen = 0
-    while var.owner is not None and seen < 10000:
-        op = var.owner.op
-        idx = var.owner.outputs.index(var)
-        mapped = (op.view_map or {}).get(idx) or (op.destroy_map or {}).get(idx)
-        if not mapped:
-            return var
-        var = var.owner.inputs[mapped[0]]
-        seen += 1
-    return var
 
 
 def aliasable_input_groups(inputs):

@@ -30,7 +30,7 @@ from lucent.compile.io import In, SymbolicInput, normalize_output
 from lucent.compile.mode import get_mode
 from lucent.graph.basic import Constant
 from lucent.graph.fg import FunctionGraph, InconsistencyError, MissingInputError
-from lucent.graph.traversal import ancestors, graph_inputs, io_toposort
+from lucent.graph.traversal import ancestors, graph_inputs
 from lucent.compile.call_plan import CallPlan
 from lucent.compile.shared_update_guard import SharedUpdateGuard
 from lucent.link.basic import Container
@@ -214,37 +214,25 @@ class FunctionMaker:
     def _prepare_inplace(self, fgraph):
         """Attach the features that keep in-place operations safe, before any rewrite.
 
-        The function may overwrite an input only if it is ``In(mutable=True)``
-        or a shared variable whose update replaces it; everything else is
-        protected by the ``DestroyHandler``. A user graph that already
-        contains in-place ops is refused unless ``accept_inplace=True``, and
-        then it must pass the same validation.
+        The protection itself is ``add_supervisor_to_fgraph``
+        (``lucent.compile.aliasing``): the function may overwrite an input
+        only if it is ``In(mutable=True)`` or a shared variable whose update
+        replaces it, and a user graph that already contains in-place ops is
+        refused unless ``accept_inplace=True``. A write into a shared
+        variable is then made the last thing a call does (``SharedUpdateGuard``).
         """
-        from lucent.graph.destroyhandler import DestroyHandler
+        from lucent.compile.aliasing import add_supervisor_to_fgraph
 
-        destroyers = [n for n in io_toposort(fgraph.inputs, fgraph.outputs) if n.op.destroy_map]
-        if destroyers and not self.accept_inplace:
-            node = destroyers[0]
-            victims = ", ".join(
-                str(node.inputs[ins[0]]) for ins in node.op.destroy_map.values()
-            )
-            raise TypeError(
-                f"The graph contains the in-place operation {node.op} (node {node}), which "
-                f"overwrites its input {victims}. A graph given to function must not contain "
-                "in-place operations unless accept_inplace=True; build it with the ordinary "
-                "op and let the FAST_RUN rewrites make it in place where that is safe."
-            )
-        destroyable, shared = set(), set()
-        for inp, var in zip(self.inputs, fgraph.inputs):
-            if inp.mutable:
-                destroyable.add(var)
-            elif inp.shared and inp.update is not None:
-                destroyable.add(var)
-                shared.add(var)
-        fgraph.destroyable_inputs = destroyable
-        fgraph.attach_feature(DestroyHandler())
+        try:
+            add_supervisor_to_fgraph(fgraph, self.inputs, accept_inplace=self.accept_inplace)
+        except InconsistencyError as e:
+            raise InconsistencyError(
+                f"accept_inplace=True, but the in-place operations of the graph are not "
+                f"safe: {e}"
+            ) from e
+        shared = {var for inp, var in zip(self.inputs, fgraph.inputs) if inp.shared and inp.update is not None}
         fgraph.attach_feature(SharedUpdateGuard(shared))
-        if destroyers:
+        if shared and any(n.op.destroy_map for n in fgraph.apply_nodes):
             try:
                 fgraph.validate()
             except InconsistencyError as e:

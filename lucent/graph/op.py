@@ -71,9 +71,30 @@ class Op:
         return str(self)
 
     # --- graph building ----------------------------------------------------
+    #: Input and output Types of an op with a fixed signature: with both set,
+    #: the default ``make_node`` checks the inputs against ``itypes`` and
+    #: makes one output of each of ``otypes``.
+    itypes = None
+    otypes = None
+
     def make_node(self, *inputs) -> Apply:
-        """Build the Apply of this op on ``inputs`` (subclasses must implement)."""
-        raise NotImplementedError(f"{type(self).__name__}.make_node is not implemented")
+        """Build the Apply of this op on ``inputs``.
+
+        Subclasses implement it, unless the op declares ``itypes`` and
+        ``otypes``: the inputs must then be variables of those types (or of
+        the same class of type).
+        """
+        if self.itypes is None or self.otypes is None:
+            raise NotImplementedError(f"{type(self).__name__}.make_node is not implemented")
+        if len(inputs) != len(self.itypes):
+            raise ValueError(f"We expected {len(self.itypes)} inputs but got {len(inputs)}.")
+        for i, (inp, itype) in enumerate(zip(inputs, self.itypes)):
+            if not hasattr(inp, "type") or not itype.in_same_class(inp.type):
+                raise TypeError(
+                    f"Invalid input types for Op {self}: input {i} is "
+                    f"{getattr(inp, 'type', type(inp).__name__)}, expected {itype}"
+                )
+        return Apply(self, list(inputs), [otype() for otype in self.otypes])
 
     def __call__(self, *inputs, name=None, return_list=False, **kwargs):
         """Apply the op and return its default output (or the list of outputs)."""
@@ -233,4 +254,40 @@ def get_test_value(v):
     raise AttributeError(f"{v} has no test value")
 
 
-__all__ = ["Op", "HasInnerGraph", "get_test_value", "io_connection_pattern"]
+def call_infer_shape(op, fgraph, node, input_shapes):
+    """``op.infer_shape`` called with the arguments it takes.
+
+    lucent's ops take ``(fgraph, node, input_shapes)``; ops written for
+    PyTensor 3 take ``(node, input_shapes)``. The method's own signature
+    says which it is.
+    """
+    method = op.infer_shape
+    takes = _infer_shape_arity(type(op))
+    if takes == 2:
+        return method(node, input_shapes)
+    return method(fgraph, node, input_shapes)
+
+
+_ARITY_CACHE: dict = {}
+
+
+def _infer_shape_arity(cls):
+    """How many arguments (after ``self``) ``cls.infer_shape`` takes: 2 or 3."""
+    found = _ARITY_CACHE.get(cls)
+    if found is None:
+        import inspect
+
+        found = 3
+        try:
+            params = list(inspect.signature(cls.infer_shape).parameters.values())[1:]
+        except (TypeError, ValueError):
+            params = None
+        if params is not None and not any(p.kind == p.VAR_POSITIONAL for p in params):
+            positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            if len(positional) == 2:
+                found = 2
+        _ARITY_CACHE[cls] = found
+    return found
+
+
+__all__ = ["Op", "HasInnerGraph", "call_infer_shape", "get_test_value", "io_connection_pattern"]

@@ -9,6 +9,7 @@ accumulation into it, exactly the forms BLAS routines compute:
 * ``Gemv``  ``beta * y + alpha * dot(A, x)``   (matrix-vector, xGEMV)
 * ``Ger``   ``A + alpha * outer(x, y)``        (rank-1 update, xGER)
 * ``Dot22`` ``dot(X, Y)`` of two matrices      (xGEMM with alpha=1, beta=0)
+* ``BatchedDot`` ``out[i] = dot(X[i], Y[i])``  (one xGEMM per batch entry)
 
 All operands have one floating dtype; ``alpha`` and ``beta`` are 0-d
 tensors. As in BLAS, ``beta == 0`` means the accumulator is not read, so a
@@ -345,6 +346,80 @@ class Dot22(Op):
         return [_fit_grad(tm.dot(g, Y.T), X), _fit_grad(tm.dot(X.T, g), Y)]
 
 
+class BatchedDot(Op):
+    """``out[i] = dot(x[i], y[i])`` for two 3-d tensors with the same batch length.
+
+    The batched form of ``Dot22`` that the ``specialize`` stage makes of a
+    ``matmul`` whose batch dimensions need no broadcasting
+    (``specialize_matmul_to_batched_dot``); each batch entry is one BLAS
+    product. Unlike ``matmul``, the batch dimension never broadcasts: a
+    batch of length 1 against one of length 5 is an error, statically when
+    the lengths are known and at run time otherwise. The inputs are cast to
+    their common (upcast) dtype.
+    """
+
+    __props__ = ()
+    gufunc_signature = "(b,m,k),(b,k,n)->(b,m,n)"
+
+    def __str__(self):
+        return "BatchedDot"
+
+    def make_node(self, x, y):
+        from lucent.scalar.dtypes import upcast
+        from lucent.tensor.math import cast
+
+        x, y = as_tensor_variable(x), as_tensor_variable(y)
+        if not (isinstance(x.type, TensorType) and isinstance(y.type, TensorType)):
+            raise NotImplementedError(f"BatchedDot supports only dense tensors, got {x.type} and {y.type}")
+        if x.type.ndim != 3 or y.type.ndim != 3:
+            raise TypeError(
+                f"Inputs must have 3 ndim, but got {x.type.ndim} and {y.type.ndim}. Consider using "
+                "`dot` with `lucent.tensor.vectorize` or `lucent.graph.replace.vectorize_graph` instead."
+            )
+
+        def static(dim_x, dim_y):
+            known = {dim_x, dim_y} - {None}
+            if len(known) > 1:
+                raise ValueError(
+                    f"Static dimensions of BatchedDot don't match, got {x.type.shape} and {y.type.shape} "
+                    "(the batch dimension does not broadcast, and x's columns must be y's rows)"
+                )
+            return known.pop() if known else None
+
+        batch = static(x.type.shape[0], y.type.shape[0])
+        static(x.type.shape[2], y.type.shape[1])
+        dtype = upcast(x.type.dtype, y.type.dtype)
+        x = x if x.type.dtype == dtype else cast(x, dtype)
+        y = y if y.type.dtype == dtype else cast(y, dtype)
+        out = TensorType(dtype, (batch, x.type.shape[1], y.type.shape[2]))()
+        return Apply(self, [x, y], [out])
+
+    def perform(self, node, inputs, output_storage):
+        x, y = inputs
+        if x.shape[0] != y.shape[0]:
+            raise ValueError(
+                f"Inputs of BatchedDot must have the same size in axis 0 (the batch dimension, which "
+                f"does not broadcast at run time), but have sizes "
+                f"[{x.shape[0]}, {y.shape[0]}] (shapes {x.shape} and {y.shape})"
+            )
+        if x.shape[2] != y.shape[1]:
+            raise ValueError(f"{self}: x {x.shape} and y {y.shape} are not aligned: {x.shape[2]} != {y.shape[1]}")
+        output_storage[0][0] = np.matmul(x, y).astype(node.outputs[0].type.dtype, copy=False)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        xshp, yshp = input_shapes
+        return [(xshp[0], xshp[1], yshp[2])]
+
+    def L_op(self, inputs, outputs, output_grads):
+        from lucent.tensor.elemwise import _fit_grad
+
+        x, y = inputs
+        (gz,) = output_grads
+        gx = self(gz, y.dimshuffle(0, 2, 1))
+        gy = self(x.dimshuffle(0, 2, 1), gz)
+        return [_fit_grad(gx, x), _fit_grad(gy, y)]
+
+
 gemm_no_inplace = Gemm(inplace=False)
 gemm_inplace = Gemm(inplace=True)
 gemv_no_inplace = Gemv(inplace=False)
@@ -352,9 +427,10 @@ gemv_inplace = Gemv(inplace=True)
 ger = Ger(destructive=False)
 ger_destructive = Ger(destructive=True)
 _dot22 = Dot22()
+_batched_dot = BatchedDot()
 
 
 __all__ = [
-    "Gemm", "Gemv", "Ger", "Dot22",
+    "Gemm", "Gemv", "Ger", "Dot22", "BatchedDot",
     "gemm_no_inplace", "gemm_inplace", "gemv_no_inplace", "gemv_inplace", "ger", "ger_destructive",
 ]

@@ -28,47 +28,16 @@ dimensions left.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from lucent.graph.basic import Apply, Constant, Variable
-from lucent.graph.op import Op
+from lucent.graph.op import Op, call_infer_shape
 from lucent.graph.replace import _vectorize_node, _vectorize_not_needed, vectorize_graph
 from lucent.graph.traversal import graph_inputs
 from lucent.tensor.basic import as_tensor_variable
 from lucent.tensor.elemwise import DimShuffle
 from lucent.tensor.type import TensorType, tensor
-
-_DIM = r"\w+"
-_CORE = rf"\((?:{_DIM}(?:,{_DIM})*)?\)"
-_ARGS = rf"{_CORE}(?:,{_CORE})*"
-_SIGNATURE = re.compile(rf"^{_ARGS}->{_ARGS}$")
-
-
-def _parse_gufunc_signature(signature):
-    """``"(m,n),(n)->(m)"`` -> ``([("m", "n"), ("n",)], [("m",)])``.
-
-    Spaces are ignored; a malformed signature raises ``ValueError`` quoting it.
-    """
-    if not isinstance(signature, str):
-        raise TypeError(f"a gufunc signature must be a string, got {signature!r}")
-    text = re.sub(r"\s+", "", signature)
-    if not _SIGNATURE.match(text):
-        raise ValueError(
-            f"not a valid gufunc signature: {signature!r} (expected e.g. '(m,n),(n)->(m)')"
-        )
-    ins, outs = text.split("->")
-    parse = lambda part: [tuple(re.findall(_DIM, arg)) for arg in re.findall(_CORE, part)]  # noqa: E731
-    return parse(ins), parse(outs)
-
-
-def safe_signature(core_inputs_ndim, core_outputs_ndim):
-    """A signature with a distinct name for every core dimension (nothing is known to match)."""
-    def args(prefix, ndims):
-        return ",".join("(" + ",".join(f"{prefix}{i}{j}" for j in range(n)) + ")" for i, n in enumerate(ndims))
-
-    return f"{args('i', core_inputs_ndim)}->{args('o', core_outputs_ndim)}"
+from lucent.tensor.utils import _parse_gufunc_signature, safe_signature
 
 
 def _pad_left(x, n):
@@ -244,7 +213,7 @@ class Blockwise(Op):
             core_node, dummies = self._create_dummy_core_node(
                 node.inputs, return_dummy_inputs=True, propagate_unbatched_core_inputs=True
             )
-            shapes = self.core_op.infer_shape(fgraph, core_node, [tuple(s[b:]) for s in input_shapes])
+            shapes = call_infer_shape(self.core_op, fgraph, core_node, [tuple(s[b:]) for s in input_shapes])
         except Exception:
             return [[None] * len(sig) for sig in self.outputs_sig]
         dummies = set(dummies)
@@ -309,11 +278,37 @@ class Blockwise(Op):
                 pass
         return core_node
 
+    def inplace_outputs(self, node):
+        """``{output: input}`` for the outputs computed into the buffer of an input they destroy.
+
+        A destroyed input's ``destroy_map`` entry is a permission: a core op
+        may use the input as scratch memory (``overwrite_a`` of a solve) or
+        write its result there (``overwrite_b``). The batched result goes
+        into the input when that is certain to fit: same dtype, same core
+        dimension names in the signature, and the same batch broadcasting
+        (so the same lengths at run time).
+        """
+        b = self.batch_ndim(node)
+        found = {}
+        for o, positions in (self.destroy_map or {}).items():
+            k = positions[0]
+            inp, out = node.inputs[k], node.outputs[o]
+            if (
+                inp.type.dtype == out.type.dtype
+                and tuple(self.inputs_sig[k]) == tuple(self.outputs_sig[o])
+                and inp.type.ndim == out.type.ndim
+                and inp.type.broadcastable[:b] == out.type.broadcastable[:b]
+                and k not in found.values()
+            ):
+                found[o] = k
+        return found
+
     def perform(self, node, inputs, output_storage):
         b = self.batch_ndim(node)
         batch_shape = _runtime_batch_shape(node, inputs, b)
         core_node = self._core_node_for(node)
         out_types = [o.type for o in node.outputs]
+        into_inputs = self.inplace_outputs(node) if self.destroy_map else {}
         results = None
         core_storage = [[None] for _ in core_node.outputs]
         for index in np.ndindex(*batch_shape):
@@ -327,6 +322,9 @@ class Blockwise(Op):
                 results = [
                     np.empty(batch_shape + np.shape(cell[0]), dtype=t.dtype) for cell, t in zip(core_storage, out_types)
                 ]
+                for o, k in into_inputs.items():
+                    if inputs[k].shape == results[o].shape and inputs[k].flags.writeable:
+                        results[o] = inputs[k]
             for res, cell in zip(results, core_storage):
                 value = np.asarray(cell[0])
                 if value.shape != res.shape[b:]:
@@ -535,14 +533,16 @@ class BlockwiseWithCoreShape(Op):
 def vectorize_node_fallback(op, node, *batched_inputs):
     """Map any op over batch dimensions with ``Blockwise`` (its ``gufunc_signature``, or one that
     assumes nothing about which core dimensions match)."""
-    if not any(getattr(n.type, "ndim", None) != getattr(o.type, "ndim", None) for o, n in zip(node.inputs, batched_inputs)):
-        return _vectorize_not_needed(op, node, *batched_inputs)
+    from lucent.scalar.basic import ScalarType
+
     for inp in node.inputs:
-        if not isinstance(inp.type, TensorType):
+        if not isinstance(inp.type, (TensorType, ScalarType)):
             raise NotImplementedError(
                 f"Cannot vectorize node {node} with input {inp} of type {inp.type}: Blockwise maps "
-                "only tensor inputs"
+                "only tensor and scalar inputs"
             )
+    if not any(getattr(n.type, "ndim", None) != getattr(o.type, "ndim", None) for o, n in zip(node.inputs, batched_inputs)):
+        return _vectorize_not_needed(op, node, *batched_inputs)
     signature = getattr(op, "gufunc_signature", None)
     if signature is None:
         signature = safe_signature([i.type.ndim for i in node.inputs], [o.type.ndim for o in node.outputs])

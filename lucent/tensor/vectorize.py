@@ -209,9 +209,20 @@ def _vectorize_reshape(op, node, x, shp):
     )
 
 
+def _batched_params(node, batched_inputs, positions):
+    """Whether any of the inputs at ``positions`` (indices, shapes) gained batch dimensions."""
+    return any(
+        hasattr(node.inputs[i].type, "ndim") and _batch_ndim(node.inputs[i], batched_inputs[i]) != 0
+        for i in positions
+    )
+
+
 @_vectorize_node.register(Subtensor)
 def _vectorize_subtensor(op, node, x, *index_inputs):
-    _unbatched(node, (x, *index_inputs), range(1, len(node.inputs)), "index")
+    """A batched index (one index per batch entry) needs ``Blockwise``; otherwise the
+    batch dimensions are taken whole (``:``) in front of the index list."""
+    if _batched_params(node, (x, *index_inputs), range(1, len(node.inputs))):
+        return vectorize_node_fallback(op, node, x, *index_inputs)
     b = _batch_ndim(node.inputs[0], x)
     return Subtensor((_FULL,) * b + tuple(op.idx_list)).make_node(x, *index_inputs)
 
@@ -222,7 +233,8 @@ def _batch_shape(var, b):
 
 @_vectorize_node.register(IncSubtensor)
 def _vectorize_inc_subtensor(op, node, x, y, *index_inputs):
-    _unbatched(node, (x, y, *index_inputs), range(2, len(node.inputs)), "index")
+    if _batched_params(node, (x, y, *index_inputs), range(2, len(node.inputs))):
+        return vectorize_node_fallback(op, node, x, y, *index_inputs)
     bx, by = _batch_ndim(node.inputs[0], x), _batch_ndim(node.inputs[1], y)
     b = max(bx, by)
     if bx < b:

@@ -222,10 +222,17 @@ def test_accept_inplace_with_mutable_input():
     np.testing.assert_array_equal(a, 2.0)  # the mutable argument was overwritten
 
 
-def test_accept_inplace_on_a_protected_input_is_refused():
+def test_accept_inplace_gives_up_the_inputs_the_graph_destroys():
+    # As in PyTensor: with accept_inplace=True, an input that an in-place op of
+    # the user's graph overwrites is no longer protected, mutable or not.
     x, y = lt.dmatrix("x"), lt.dmatrix("y")
-    with pytest.raises(InconsistencyError, match="indestructible"):
-        lucent.function([x, y], _inplace_add(x, y), accept_inplace=True)
+    fn = lucent.function([x, y], _inplace_add(x, y), accept_inplace=True, mode="FAST_COMPILE")
+    a = np.ones((2, 2))
+    np.testing.assert_array_equal(fn(a, np.ones((2, 2))), 2.0)
+    np.testing.assert_array_equal(a, 2.0)
+    # Two destroyers of one input are still refused.
+    with pytest.raises(InconsistencyError):
+        lucent.function([x, y], [_inplace_add(x, y), _inplace_add(x, 2 * y)], accept_inplace=True)
 
 
 def test_guard_needs_destroy_handler():

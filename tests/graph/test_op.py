@@ -85,3 +85,34 @@ def test_get_params_without_params_type():
     with pytest.raises(MethodNotDefined):
         node.run_params()
     assert node.params_type is None
+
+
+def test_default_make_node_from_itypes_and_otypes():
+    class Fixed(Op):
+        itypes = [MyType("a")]
+        otypes = [MyType("b"), MyType("a")]
+
+    a = MyType("a")()
+    node = Fixed().make_node(a)
+    assert [o.type for o in node.outputs] == [MyType("b"), MyType("a")]
+    with pytest.raises(ValueError, match="expected 1 inputs but got 2"):
+        Fixed().make_node(a, a)
+    with pytest.raises(TypeError, match="Invalid input types"):
+        Fixed().make_node(MyType("b")())
+    with pytest.raises(NotImplementedError, match="make_node is not implemented"):
+        Op().make_node(a)
+
+
+def test_call_infer_shape_accepts_both_signatures():
+    from lucent.graph.op import call_infer_shape
+
+    class Three(Op):
+        def infer_shape(self, fgraph, node, input_shapes):
+            return ("three", fgraph)
+
+    class Two(Op):
+        def infer_shape(self, node, input_shapes):
+            return ("two", input_shapes)
+
+    assert call_infer_shape(Three(), "fg", None, [(1,)]) == ("three", "fg")
+    assert call_infer_shape(Two(), "fg", None, [(1,)]) == ("two", [(1,)])

@@ -147,3 +147,68 @@ def test_gradients():
                 rng=np.random.default_rng(0))
     verify_grad(lambda X, Y: Dot22()(X, Y), [rng.normal(size=(2, 3)), rng.normal(size=(3, 2))],
                 rng=np.random.default_rng(0))
+
+
+# --------------------------------------------------------------------------- #
+# BatchedDot
+# --------------------------------------------------------------------------- #
+def test_batched_dot_build_checks():
+    from lucent.tensor.blas import BatchedDot, _batched_dot
+
+    assert str(_batched_dot) == "BatchedDot" and BatchedDot() == _batched_dot
+    assert BatchedDot.gufunc_signature == "(b,m,k),(b,k,n)->(b,m,n)"
+    x = lt.tensor("x", shape=(3, 5, 7))
+    out = _batched_dot(x, lt.tensor("y", shape=(None, 7, 2), dtype="int32"))
+    assert out.type.shape == (3, 5, 2) and out.type.dtype == "float64"
+    with pytest.raises(TypeError, match="Inputs must have 3 ndim"):
+        _batched_dot(lt.dmatrix(), lt.dmatrix())
+    with pytest.raises(ValueError, match="Static dimensions of BatchedDot don't match"):
+        _batched_dot(x, lt.tensor(shape=(1, 7, 2)))  # the batch dimension never broadcasts
+    with pytest.raises(ValueError, match="Static dimensions of BatchedDot don't match"):
+        _batched_dot(x, lt.tensor(shape=(3, 6, 2)))
+
+
+def test_batched_dot_values():
+    """float64/float32/int, empty batch, transposed and strided (non-contiguous) operands."""
+    from lucent.tensor.blas import _batched_dot
+
+    cases = {
+        "float64": (rng.normal(size=(4, 3, 5)), rng.normal(size=(4, 5, 2))),
+        "float32": (rng.normal(size=(4, 3, 5)).astype("float32"), rng.normal(size=(4, 5, 2)).astype("float32")),
+        "int64": (rng.integers(-5, 5, size=(4, 3, 5)), rng.integers(-5, 5, size=(4, 5, 2))),
+        # a transposed x and a y with a negative batch step and strided rows
+        "strided": (rng.normal(size=(4, 5, 3)).transpose(0, 2, 1), rng.normal(size=(4, 10, 2))[::-1, ::2]),
+        "empty": (np.ones((0, 3, 5)), np.ones((0, 5, 2))),
+    }
+    ins, outs, givens, expected = [], [], {}, []
+    for name, (a, b) in cases.items():
+        x = lt.tensor(f"x_{name}", shape=(None,) * 3, dtype=a.dtype)
+        y = lt.tensor(f"y_{name}", shape=(None,) * 3, dtype=b.dtype)
+        outs.append(_batched_dot(x, y))
+        givens[x], givens[y] = a, b
+        expected.append(np.matmul(a, b))
+    got = run(outs, givens)
+    for name, g, e in zip(cases, got, expected):
+        assert g.dtype == e.dtype, name
+        np.testing.assert_allclose(g, e, rtol=1e-5 if g.dtype == np.float32 else 1e-12, err_msg=name)
+
+
+def test_batched_dot_runtime_errors():
+    from lucent.tensor.blas import _batched_dot
+
+    x, y = lt.dtensor3("x"), lt.dtensor3("y")
+    f = lucent.function([x, y], _batched_dot(x, y), mode=current_mode())
+    with pytest.raises(ValueError, match="same size in axis 0"):
+        f(np.ones((2, 3, 4)), np.ones((3, 4, 2)))
+    with pytest.raises(ValueError, match="not aligned"):
+        f(np.ones((2, 3, 4)), np.ones((2, 5, 2)))
+
+
+def test_batched_dot_grad_and_shape():
+    from lucent.tensor.blas import _batched_dot
+
+    verify_grad(_batched_dot, [rng.normal(size=(3, 2, 4)), rng.normal(size=(3, 4, 5))], rng=rng)
+    x, y = lt.dtensor3("x"), lt.dtensor3("y")
+    f = lucent.function([x, y], _batched_dot(x, y).shape, mode="FAST_RUN")
+    assert not any(n.op == _batched_dot for n in f.maker.fgraph.apply_nodes)
+    assert tuple(f(np.ones((3, 2, 4)), np.ones((3, 4, 5)))) == (3, 2, 5)

@@ -170,3 +170,159 @@ def test_blockwise_with_core_shape(lucent_mode):
         op(A, b, lt.dvector())
     with pytest.raises(ValueError, match="core dimension"):
         op(A, b, np.array([3, 3], dtype="int64"))
+
+
+# --------------------------------------------------------------------------- #
+# In place, shapes from PyTensor-3-style core ops, late removal of unbatched nodes
+# --------------------------------------------------------------------------- #
+class _CopyOrInplace(Op):
+    """Three element-wise outputs, each a copy of its input or written over it."""
+
+    __props__ = ("inplace",)
+
+    def __init__(self, inplace=()):
+        self.inplace = tuple(inplace)
+        self.destroy_map = {i: [i] for i in self.inplace}
+
+    def make_node(self, *inputs):
+        inputs = [lt.as_tensor_variable(i) for i in inputs]
+        return Apply(self, inputs, [i.type() for i in inputs])
+
+    def inplace_on_inputs(self, allowed_inplace_inputs):
+        return type(self)(inplace=tuple(allowed_inplace_inputs))
+
+    def perform(self, node, inputs, outputs):
+        for i, (x, out) in enumerate(zip(inputs, outputs)):
+            y = x if i in self.inplace else x.copy()
+            y += 1
+            out[0] = y
+
+
+def test_blockwise_inplace_rewrite_respects_protection_and_aliasing():
+    from lucent import In
+    from lucent.compile.aliasing import add_supervisor_to_fgraph
+    from lucent.graph.fg import FunctionGraph
+    from lucent.graph.rewriting.utils import rewrite_graph
+
+    op = Blockwise(_CopyOrInplace(), signature="(),(),()->(),(),()")
+    x, y, z = lt.dmatrices("x", "y", "z")
+
+    def destroy_map(outs, mutable):
+        fg = FunctionGraph([x, y, z], outs)
+        add_supervisor_to_fgraph(fg, [In(v, mutable=m) for v, m in zip(fg.inputs, mutable)])
+        rewrite_graph(fg, include=("inplace",))
+        return fg.outputs[0].owner.op.destroy_map
+
+    assert destroy_map(op(x.T, y.T, z.T), (True, True, True)) == {0: [0], 1: [1], 2: [2]}
+    assert destroy_map(op(x.T, y.T, z.T), (True, False, True)) == {0: [0], 2: [2]}
+    # x is read twice (two views): the node may not overwrite what it still reads.
+    assert destroy_map(op(x.T, y.T, x.T), (True, True, True)) == {1: [1]}
+    # An input broadcast along a batch dimension is not offered.
+    b = lt.tensor("b", shape=(1, None))
+    fg = FunctionGraph([x, b], op(x, b, x * 2))
+    add_supervisor_to_fgraph(fg, [In(v, mutable=True) for v in fg.inputs])
+    rewrite_graph(fg, include=("inplace",))
+    assert 1 not in {i for ins in fg.outputs[0].owner.op.destroy_map.values() for i in ins}
+
+
+def test_blockwise_inplace_writes_the_destroyed_input(lucent_mode):
+    """Both paths write an output over the input it destroys (and compute block 0 once)."""
+    from lucent import In
+    from lucent.tensor.linalg import cholesky, solve_triangular
+
+    X = lt.tensor("X", shape=(4, None, None))
+    A = lt.tensor("A", shape=(4, 3, 3))
+    b = lt.tensor("b", shape=(4, 3))
+    mode = lucent.compile.mode.get_mode(helpers.current_mode()).including("inplace")
+    f = lucent.function([In(X, mutable=True), A, In(b, mutable=True)],
+                        [cholesky(X), solve_triangular(A, b, lower=True, b_ndim=1)], mode=mode)
+    nodes = {type(n.op.core_op).__name__: n for n in f.maker.fgraph.apply_nodes if isinstance(n.op, Blockwise)}
+    assert nodes["Cholesky"].op.destroy_map == {0: [0]}
+    assert nodes["SolveTriangular"].op.destroy_map == {0: [1]}
+    m = RNG.normal(size=(4, 5, 5))
+    xv = m @ m.transpose(0, 2, 1) + 5 * np.eye(5)
+    av, bv = np.tril(_mats(4)), RNG.normal(size=(4, 3))
+    x0, b0 = xv.copy(), bv.copy()
+    L, sol = f(xv, av, bv)
+    np.testing.assert_allclose(L, np.linalg.cholesky(x0), rtol=1e-10)
+    np.testing.assert_allclose(sol, np.linalg.solve(av, b0[..., None])[..., 0], rtol=1e-10)
+    np.testing.assert_allclose(xv, L, rtol=1e-10)  # the result lives in X's buffer
+    np.testing.assert_allclose(bv, sol, rtol=1e-10)
+
+
+def test_solve_overwrite_a_factorises_a_in_place():
+    """Solve{overwrite_a} on the fast path: LAPACK ?gesv works in a column-major ``a``'s memory."""
+    import scipy.linalg
+
+    from lucent import In
+
+    A, b = lt.tensor("A", shape=(3, 4, 4)), lt.dvector("b")
+    f = lucent.function([In(A, mutable=True), b], solve(A, b, b_ndim=1), mode="FAST_RUN")
+    assert f.maker.fgraph.outputs[0].owner.op.destroy_map == {0: [0]}
+    av = np.swapaxes(_mats(3, n=4), -1, -2)  # column-major blocks
+    bv = RNG.normal(size=4)
+    a0 = av.copy()
+    got = f(av, bv)
+    np.testing.assert_allclose(got, [scipy.linalg.solve(a, bv) for a in a0], rtol=1e-10)
+    assert not np.array_equal(av, a0)
+    singular = np.swapaxes(np.zeros((3, 4, 4)), -1, -2)
+    assert np.isnan(f(singular, bv)).all()
+    c = _mats(3, n=4)  # row-major blocks go through the copying path, untouched
+    c0 = c.copy()
+    np.testing.assert_allclose(f(c, bv), [scipy.linalg.solve(a, bv) for a in c0], rtol=1e-10)
+
+
+class _TwoArgInferShape(Op):
+    """A core op written for PyTensor 3: ``infer_shape(node, input_shapes)``."""
+
+    def make_node(self, a, b):
+        a, b = lt.as_tensor_variable(a), lt.as_tensor_variable(b)
+        return Apply(self, [a, b], [lt.dvector(), lt.dvector()])
+
+    def perform(self, node, inputs, outputs):
+        a, b = inputs
+        outputs[0][0] = np.arange(a.size + b.size, dtype="float64")
+        outputs[1][0] = np.arange(a.sum() + b.sum(), dtype="float64")
+
+    def infer_shape(self, node, input_shapes):
+        a, b = node.inputs
+        [(na,), (nb,)] = input_shapes
+        return [(na + nb,), (lt.cast(a.sum() + b.sum(), "int64"),)]
+
+
+def test_core_infer_shape_with_two_arguments_and_literal_lengths():
+    op = Blockwise(_TwoArgInferShape(), signature="(a),(b)->(c),(d)")
+    a, b = lt.tensor("a", shape=(5, 3)), lt.tensor("b", shape=(1, 4))
+    c, d = op(a, b)
+    fc = lucent.function([a, b], c.shape, mode="FAST_RUN")
+    fd = lucent.function([a, b], d.shape, mode="FAST_RUN")
+    core = lambda f: [n for n in f.maker.fgraph.apply_nodes if isinstance(n.op, Blockwise)]  # noqa: E731
+    assert not core(fc) and core(fd)  # d's length depends on each block's values
+    assert tuple(fc(np.zeros((5, 3)), np.zeros((1, 4)))) == (5, 7)
+    assert tuple(fd(np.zeros((5, 3)), np.zeros((1, 4)))) == (5, 0)
+    # A literal length in the signature needs no core shape at all.
+    lit = Blockwise(_TwoArgInferShape(), signature="(a),(b)->(2),(d)")
+    out = lit(a, b)[0]
+    f = lucent.function([a, b], out.shape[-1], mode="FAST_RUN")
+    assert not core(f) and int(f(np.zeros((5, 3)), np.zeros((1, 4)))) == 2
+
+
+def test_unbatched_blockwise_is_removed_late():
+    """Shape rewrites see the Blockwise (its signature names the lengths); the compiled
+    graph runs the core op."""
+    x = lt.dmatrix("x")
+    node = Blockwise(MatrixInverse()).make_node(x)
+    assert isinstance(node.op, Blockwise)
+    canon = lucent.graph.rewriting.utils.rewrite_graph(node.outputs[0], include=("canonicalize",))
+    assert isinstance(canon.owner.op, Blockwise)
+    f = lucent.function([x], node.outputs[0], mode="FAST_COMPILE")
+    assert [type(n.op) for n in f.maker.fgraph.apply_nodes] == [MatrixInverse]
+
+
+def test_vectorize_fallback_refuses_other_types_first():
+    from lucent.tensor.blockwise import vectorize_node_fallback
+    from lucent.tensor.random import normal
+
+    node = normal().owner
+    with pytest.raises(NotImplementedError, match="Cannot vectorize node .* of type RandomGeneratorType"):
+        vectorize_node_fallback(node.op, node, *node.inputs)

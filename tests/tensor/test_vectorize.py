@@ -101,11 +101,16 @@ def test_two_batch_dimensions_broadcast():
     np.testing.assert_allclose(got, np.exp(x3v) * YV.sum(axis=1)[None, :, None])
 
 
-def test_batched_index_is_refused():
-    i = lt.lscalar("i")
-    out = x[i]
-    with pytest.raises(NotImplementedError, match="batched index"):
-        vectorize_graph(out, {i: lt.lvector("I")})
+def test_batched_index_maps_with_blockwise():
+    # One index per batch entry: no single Subtensor does it, Blockwise loops it.
+    from lucent.tensor.blockwise import Blockwise
+
+    i, I = lt.lscalar("i"), lt.lvector("I")
+    new = vectorize_graph(x[i], {i: I})
+    assert isinstance(new.owner.op, Blockwise)
+    xv = rng.random(5)
+    got = run(new, {x: xv, I: np.array([3, 0, 4])})
+    np.testing.assert_allclose(got, xv[[3, 0, 4]])
 
 
 def test_reshape_with_batched_or_longer_target_shapes():

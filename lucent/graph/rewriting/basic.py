@@ -92,6 +92,7 @@ class FromFunctionNodeRewriter(NodeRewriter):
         self._tracks = tracks
         self.requirements = tuple(requirements)
         self.name = name or fn.__name__
+        self.__name__ = getattr(fn, "__name__", self.name)
         self.__doc__ = fn.__doc__
 
     def tracks(self):

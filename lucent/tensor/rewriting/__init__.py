@@ -9,6 +9,7 @@ fusion and in-place (``elemwise``, ``fused_reduction``, ``composite_constants``,
 from lucent.tensor.rewriting import (  # noqa: F401
     assumptions,
     basic,
+    blas,
     blockwise,
     composite_constants,
     elemwise,

@@ -237,7 +237,46 @@ def local_reduced_size(fgraph, node):
     return [fit_to_output(new, node.outputs[0])]
 
 
+@node_rewriter(_subtensor_tracks())
+def local_subtensor_make_vector(fgraph, node):
+    """``MakeVector(a, b, c)[1]`` is ``b``; ``MakeVector(a, b, c)[:-1]`` is ``MakeVector(a, b)``.
+
+    Shape vectors are ``MakeVector``s of lengths once ``Shape`` became
+    ``Shape_i`` entries; picking some of them then no longer needs the
+    others (nor the nodes those read).
+    """
+    vec = node.inputs[0]
+    if vec.owner is None or not isinstance(vec.owner.op, MakeVector) or len(node.op.idx_list) != 1:
+        return False
+    entries = list(vec.owner.inputs)
+    (entry,) = node.op.idx_list
+    try:
+        values = [int(get_scalar_constant_value(v)) for v in node.inputs[1:]]
+    except NotScalarConstantError:
+        return False
+    out = node.outputs[0]
+    if entry == "i":
+        i = values[0]
+        if not -len(entries) <= i < len(entries):
+            return False
+        picked = entries[i]
+    elif isinstance(entry, tuple):
+        it = iter(values)
+        bounds = [next(it) if part is not None else None for part in entry]
+        chosen = entries[slice(*bounds)]
+        picked = MakeVector(vec.owner.op.dtype)(*chosen) if chosen else None
+        if picked is None:
+            return False
+    else:
+        return False
+    if picked.type.dtype != out.type.dtype or picked.type.ndim != out.type.ndim:
+        return False
+    return [fit_to_output(picked, out)]
+
+
 register_canonicalize(local_shape_to_constant, "fast_compile")
+register_canonicalize(local_subtensor_make_vector)
+register_specialize(local_subtensor_make_vector, name="local_subtensor_make_vector_specialize")
 register_canonicalize(local_shape_i_to_constant, "fast_compile")
 register_canonicalize(local_subtensor_of_shape, "fast_compile")
 register_canonicalize(local_shape_i_lift)
@@ -319,6 +358,7 @@ __all__ = [
     "local_shape_to_constant",
     "local_shape_i_to_constant",
     "local_subtensor_of_shape",
+    "local_subtensor_make_vector",
     "local_shape_i_lift",
     "local_reduced_size",
     "local_useless_reshape",

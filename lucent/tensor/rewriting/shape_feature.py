@@ -30,6 +30,7 @@ import numpy as np
 from lucent.graph.basic import Apply, Constant, Variable
 from lucent.graph.equality import equal_computations
 from lucent.graph.features import AlreadyThere, Feature
+from lucent.graph.op import call_infer_shape
 from lucent.graph.rewriting.basic import GraphRewriter
 from lucent.graph.utils import MethodNotDefined
 from lucent.scalar.dtypes import integer_dtypes
@@ -127,7 +128,7 @@ class ShapeFeature(Feature):
         infer = getattr(node.op, "infer_shape", None)
         if infer is not None:
             try:
-                inferred = infer(self.fgraph, node, input_shapes)
+                inferred = call_infer_shape(node.op, self.fgraph, node, input_shapes)
             except (ShapeError, NotImplementedError, MethodNotDefined):
                 inferred = None
             except Exception as exc:

@@ -33,6 +33,8 @@ def test_fast_run_runs_every_stage_in_order():
     # merge loops over the same steps, drop unread steps, shrink loop buffers and carry
     # states read only at the end as one value after stabilize; loops
     # become in-place before the other in-place stages, ifelse's in-place stage follows.
+    # A Blockwise left with no real batch dimension becomes its core op just before the
+    # in-place stages (every earlier rewrite and shape inference sees the Blockwise).
     expected = [
         "merge", "inline_ofg_expansion", "drain_specify_assumptions", "canonicalize",
         "scan_input_and_output_cleanup0", "scan_push_out_non_seq", "scan_push_out_seq",
@@ -40,7 +42,8 @@ def test_fast_run_runs_every_stage_in_order():
         "scan_reduce_nsteps", "scan_reduce_trace_prealloc", "scan_sit_sot_to_untraced",
         "specialize", "merge", "fusion", "merge",
         "scan_input_and_output_cleanup3",
-        "scan_make_inplace", "inplace", "cond_make_inplace", "scan_inner_graph",
+        "scan_make_inplace", "local_useless_unbatched_blockwise", "inplace", "cond_make_inplace",
+        "scan_inner_graph",
     ]
     assert [n.lower() for n in names] == expected
 
@@ -49,6 +52,7 @@ def test_fast_compile_runs_only_merge_and_cheap_canonicalisation():
     names = _stage_names(RewriteDatabaseQuery(include=["fast_compile"]))
     assert [n.lower() for n in names] == [
         "merge", "inline_ofg_expansion", "drain_specify_assumptions", "canonicalize",
+        "local_useless_unbatched_blockwise",
     ]
     canon = optdb["canonicalize"].query(RewriteDatabaseQuery(include=["fast_compile"]))
     fast_run_canon = optdb["canonicalize"].query(RewriteDatabaseQuery(include=["fast_run"]))

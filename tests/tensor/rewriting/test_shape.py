@@ -49,6 +49,28 @@ def test_indexed_shape_unknown_becomes_shape_i():
     check_values([x], out, new, [np.ones((2, 3))], [np.ones((0, 4))])
 
 
+def test_subtensor_of_make_vector():
+    from lucent.tensor.basic import MakeVector
+
+    a, b, c = lt.lscalars("a", "b", "c")
+    vec = MakeVector("int64")(a, b, c)
+    outs = [vec[1], vec[-1], vec[:-1], vec[::2]]
+    new = canonicalize(outs)
+    assert new[0] is b and new[1] is c
+    assert isinstance(new[2].owner.op, MakeVector) and new[2].owner.inputs == [a, b]
+    assert new[3].owner.inputs == [a, c]
+    # The length of a Blockwise output the signature does not name stays a Shape_i;
+    # the others no longer need the node.
+    from lucent.tensor.blockwise import Blockwise
+    from lucent.tensor.linalg import MatrixInverse
+
+    x = lt.tensor("x", shape=(5, None, None))
+    out = Blockwise(MatrixInverse(), signature="(m,n)->(m,k)")(x)
+    f = lucent.function([x], out.shape[:-1], mode="FAST_RUN")
+    assert not any(isinstance(n.op, Blockwise) for n in f.maker.fgraph.apply_nodes)
+    assert tuple(f(np.zeros((5, 4, 3)))) == (5, 4)
+
+
 def test_zero_d_shape():
     s = lt.dscalar("s")
     out = lt.shape(s)

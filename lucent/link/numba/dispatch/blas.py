@@ -1,4 +1,4 @@
-"""Numba kernels of the products: ``Dot``, ``MatMul`` (batched), ``Dot22``, ``Gemm``, ``Gemv``, ``Ger``.
+"""Numba kernels of the products: ``Dot``, ``MatMul`` and ``BatchedDot`` (batched), ``Dot22``, ``Gemm``, ``Gemv``, ``Ger``.
 
 Matrix-matrix products (``Dot22``, 2-d ``Dot``, ``Gemm``) in float32/64
 call CBLAS ``?gemm`` directly (``cblas.py``): transposed operands are
@@ -29,7 +29,7 @@ from lucent.link.numba.dispatch.basic import numba_funcify
 from lucent.link.numba.dispatch.cblas import CBLAS_VERSION, extent_lines, gemm_symbol, operand_lines, row_major_test
 from lucent.link.numba.dispatch.threads import kernel_threads
 from lucent.link.numba.dispatch.shape import dtype_text, esc, fail, loops, make_kernel
-from lucent.tensor.blas import Dot22, Gemm, Gemv, Ger
+from lucent.tensor.blas import BatchedDot, Dot22, Gemm, Gemv, Ger
 from lucent.tensor.math import Dot, MatMul
 
 # Product of contiguous operands into ``out`` (C-contiguous, the result's dtype).
@@ -221,6 +221,43 @@ def numba_funcify_MatMul(op, node, **kwargs):
 
 
 # --------------------------------------------------------------------------- #
+# BatchedDot
+# --------------------------------------------------------------------------- #
+@numba_funcify.register(BatchedDot, version=1)
+def numba_funcify_BatchedDot(op, node, **kwargs):
+    """``out[i] = x[i] @ y[i]``: one CBLAS ``?gemm`` per batch entry for float32/64.
+
+    Each entry's operands are passed to BLAS with their own strides (a
+    transposed entry is read transposed, not copied); an entry BLAS cannot
+    read is copied, as in ``Dot22``. Other dtypes use the ``np.dot`` scheme
+    or, for integers, the explicit loop. Batch lengths must be equal: the
+    batch dimension does not broadcast.
+    """
+    x_var, y_var = node.inputs
+    dtype = node.outputs[0].type.dtype
+    lines = [
+        "if x.shape[0] != y.shape[0]:",
+        "    " + fail("Value", "Inputs of BatchedDot must have the same size in axis 0 (the batch dimension, which does not "
+                     "broadcast at run time), but have sizes "
+                     "[{}, {}] (shapes {} and {})", "x.shape[0]", "y.shape[0]", "x.shape", "y.shape"),
+        "if x.shape[2] != y.shape[1]:",
+        "    " + fail("Value", "BatchedDot: x {} and y {} are not aligned: {} != {}",
+                     "x.shape", "y.shape", "x.shape[2]", "y.shape[1]"),
+        f"out = empty_output((x.shape[0], x.shape[1], y.shape[2]), {dtype_text(dtype)})",
+    ]
+    cblas = _cblas(dtype)
+    if cblas is not None:
+        helpers = [cblas]
+        body = ["a2 = x[i]", "b2 = y[i]", "o2 = out[i]"] + _gemm_lines(dtype, "a2", "b2", "o2", "1.0", "0.0")
+    else:
+        helpers, fn = _product_helpers(dtype)
+        body = [f"{fn}(x[i], y[i], out[i])"]
+    lines += loops([("i", "x.shape[0]")], body)
+    lines.append("return out")
+    return make_kernel("batched_dot", ["x", "y"], lines, helpers)
+
+
+# --------------------------------------------------------------------------- #
 # Gemm, Gemv, Ger
 # --------------------------------------------------------------------------- #
 def _accumulate_kernel(op, node, name, ndim):
@@ -367,6 +404,7 @@ def numba_funcify_Ger(op, node, **kwargs):
 
 
 __all__ = [
+    "numba_funcify_BatchedDot",
     "numba_funcify_Dot",
     "numba_funcify_Dot22",
     "numba_funcify_Gemm",

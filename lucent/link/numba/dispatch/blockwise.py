@@ -4,9 +4,10 @@ The core op's kernel is what ``numba_funcify`` gives for the core node
 (``Blockwise._create_dummy_core_node``); the generated loop is specialised
 to the node: its number of batch dimensions, which inputs broadcast along
 which of them (static length 1, read at index 0), the core ranks. The
-first block is computed before the loop to learn the core output shapes
-and allocate the outputs; every later block must have the same shapes, as
-on the reference path. A core input of rank 0 is passed as a 0-d array,
+first block is computed before the loop (once) to learn the core output
+shapes and allocate the outputs; every later block must have the same shapes, as
+on the reference path. An output that an in-place node computes over one of
+its inputs (``Blockwise.inplace_outputs``) is written into that input. A core input of rank 0 is passed as a 0-d array,
 the way ``perform`` receives it.
 
 A core op without a Numba kernel makes the ``Blockwise`` unavailable here,
@@ -21,7 +22,7 @@ from lucent.link.numba.dispatch.basic import numba_funcify
 from lucent.link.numba.dispatch.shape import dtype_text
 from lucent.tensor.blockwise import Blockwise, BlockwiseWithCoreShape
 
-BLOCKWISE_VERSION = 1
+BLOCKWISE_VERSION = 2
 
 
 def _generate(op, node, n_ignored=0):
@@ -80,9 +81,17 @@ def _generate(op, node, n_ignored=0):
             "        raise NotImplementedError('Blockwise: empty batch, and a core output length is not given by the inputs')"
         )
     lines.append(f"    {target} = {call(['0'] * b)}")
+    into_inputs = op.inplace_outputs(node) if op.destroy_map else {}
     for o, out in enumerate(node.outputs):
-        lines.append(f"    o{o} = np.empty({batch_tuple} + np.shape(r{o}), dtype={dtype_text(out.type.dtype)})")
-    body = [f"{target} = {call(loop_vars)}"]
+        if o in into_inputs:
+            # The output is written over the input it destroys (see Blockwise.inplace_outputs).
+            lines.append(f"    o{o} = x{into_inputs[o]}")
+        else:
+            lines.append(f"    o{o} = np.empty({batch_tuple} + np.shape(r{o}), dtype={dtype_text(out.type.dtype)})")
+    # The first block was computed above (an in-place core op may already
+    # have overwritten its input block): it is stored, not computed again.
+    lines.append("    _first = True")
+    body = ["if _first:", "    _first = False", "else:", f"    {target} = {call(loop_vars)}"]
     for o, out in enumerate(node.outputs):
         core_nd = out.type.ndim - b
         idx = ", ".join(loop_vars)

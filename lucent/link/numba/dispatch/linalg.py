@@ -17,18 +17,40 @@ those. Two things differ from NumPy and are handled here:
 
 The input is first converted to the op's output dtype (the LAPACK type
 ``linalg_output_dtype`` chose), which is also the copy LAPACK works on.
+An in-place variant (``Cholesky{overwrite_a}``, a solve with
+``overwrite_b``) writes its result over the input it destroys
+(``destroying_kernel``), so the memory its ``destroy_map`` gives up is
+the memory the result lives in.
 """
 
 from __future__ import annotations
 
 from lucent.link.numba.dispatch.basic import numba_funcify
+from lucent.link.numba.dispatch.linalg_lapack import PREFIX, import_line
 from lucent.link.numba.dispatch.shape import dtype_text, esc, fail, make_kernel
 from lucent.tensor.linalg.decomposition.cholesky import Cholesky
 from lucent.tensor.linalg.inverse import MatrixInverse, MatrixPinv, TensorInv
 from lucent.tensor.linalg.solvers.general import Solve
 from lucent.tensor.linalg.summary import Det
 
-LINALG_VERSION = 1
+LINALG_VERSION = 3
+
+
+def destroying_kernel(name, params, body, helpers, destroyed):
+    """``make_kernel(name, params, body, helpers)``, with the result written over ``destroyed``.
+
+    ``destroyed`` (a parameter name, or None for an ordinary kernel) is an
+    input that the op's ``destroy_map`` gives up and whose shape and dtype
+    are the result's: the body computes the result as usual, which is then
+    copied into that input's buffer and returned as the output.
+    """
+    if destroyed is None:
+        return make_kernel(name, params, body, helpers)
+    inner = "@numba.njit(cache=False)\ndef _result({}):\n{}\n".format(
+        ", ".join(params), "\n".join("    " + line for line in body)
+    )
+    outer = [f"r = _result({', '.join(params)})", f"{destroyed}[...] = r", f"return {destroyed}"]
+    return make_kernel(name, params, outer, list(helpers) + [inner])
 
 #: Module-level helpers embedded in each kernel's text (so they are part of its hash).
 _HELPERS = {
@@ -199,13 +221,16 @@ def numba_funcify_Cholesky(op, node, **kwargs):
         f"    return np.full(a.shape, np.nan, dtype={dt})",
         "return L if " + ("True" if op.lower else "False") + " else np.ascontiguousarray(L.T)",
     ]
-    return make_kernel("cholesky", ["x"], body, helpers=_helpers("cholesky_lower"))
+    destroyed = "x" if op.destroy_map else None
+    return destroying_kernel("cholesky", ["x"], body, _helpers("cholesky_lower"), destroyed)
 
 
 @numba_funcify.register(Solve, version=LINALG_VERSION)
 def numba_funcify_Solve(op, node, **kwargs):
     dt = dtype_text(node.outputs[0].type.dtype)
-    body = [f"a = np.ascontiguousarray(A).astype({dt})", f"b = np.ascontiguousarray(B).astype({dt})"]
+    body = _solve_in_a_lines(op, node) + [
+        f"a = np.ascontiguousarray(A).astype({dt})", f"b = np.ascontiguousarray(B).astype({dt})"
+    ]
     body += _square_check(op)
     body += [
         "if b.shape[0] != a.shape[0]:",
@@ -242,10 +267,51 @@ def numba_funcify_Solve(op, node, **kwargs):
             "except Exception:",
             "    return nan_result",
         ]
-    return make_kernel("solve", ["A", "B"], body, helpers=_helpers(*helpers))
+    destroyed = "B" if op.overwrite_b and node.inputs[1].type == node.outputs[0].type else None
+    extra = [import_line(PREFIX[node.outputs[0].type.dtype] + "gesv")] if _solves_in_a(op, node) else []
+    return destroying_kernel("solve", ["A", "B"], body, extra + _helpers(*helpers), destroyed)
+
+
+def _solves_in_a(op, node):
+    """Whether ``Solve{overwrite_a}`` factorises ``a`` in its own memory (LAPACK ``?gesv``)."""
+    dtype = node.outputs[0].type.dtype
+    return (
+        op.overwrite_a and op.assume_a == "gen" and dtype in PREFIX and node.inputs[0].type.dtype == dtype
+    )
+
+
+def _solve_in_a_lines(op, node):
+    """``Solve{overwrite_a}`` of a general ``a``: LAPACK ``?gesv`` overwrites ``a`` with its LU
+    factors, as SciPy's ``overwrite_a`` does, when ``a`` is in column-major order (the
+    layout LAPACK works in); any other ``a`` goes through the copying path below."""
+    if not _solves_in_a(op, node):
+        return []
+    dt = dtype_text(node.outputs[0].type.dtype)
+    routine = f"lapack_{PREFIX[node.outputs[0].type.dtype]}gesv"
+    result = "np.ascontiguousarray(xt.T)" if op.b_ndim == 2 else "xt[0].copy()"
+    read_b = "B[i, j]" if op.b_ndim == 2 else "B[i]"
+    return [
+        "if (A.shape[0] == A.shape[1] and A.shape[0] > 0 and B.shape[0] == A.shape[0] and A.flags.f_contiguous",
+        "        and all_finite(A) and all_finite(B)):",
+        "    n = A.shape[0]",
+        "    nrhs = " + ("B.shape[1]" if op.b_ndim == 2 else "1"),
+        # the right-hand sides column by column: rows of ``xt`` are LAPACK's columns
+        f"    xt = np.empty((nrhs, n), dtype={dt})",
+        "    for i in range(n):",
+        "        for j in range(nrhs):",
+        f"            xt[j, i] = {read_b}",
+        "    ipiv = np.empty(n, dtype=np.int32)",
+        "    info = np.zeros(1, dtype=np.int32)",
+        "    nn = np.array([n], dtype=np.int32)",
+        f"    {routine}((nn, np.array([nrhs], dtype=np.int32), A, nn, ipiv, xt, nn, info))",
+        "    if info[0] != 0:",
+        f"        return np.full(B.shape, np.nan, dtype={dt})",
+        f"    return {result}",
+    ]
 
 
 __all__ = [
+    "destroying_kernel",
     "numba_funcify_Cholesky",
     "numba_funcify_Det",
     "numba_funcify_MatrixInverse",

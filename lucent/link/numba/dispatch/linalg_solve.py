@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from lucent.link.numba.dispatch.basic import numba_funcify
-from lucent.link.numba.dispatch.linalg import _HELPERS
+from lucent.link.numba.dispatch.linalg import _HELPERS, destroying_kernel
 from lucent.link.numba.dispatch.shape import dtype_text, fail, make_kernel
 from lucent.tensor.linalg.constructors import BlockDiagonal
 from lucent.tensor.linalg.products import Expm
@@ -23,7 +23,7 @@ from lucent.tensor.linalg.solvers.lstsq import Lstsq
 from lucent.tensor.linalg.solvers.psd import CholeskySolve
 from lucent.tensor.linalg.solvers.triangular import SolveTriangular
 
-SOLVE_VERSION = 1
+SOLVE_VERSION = 2
 
 TRI_SOLVE = '''
 @numba.njit(cache=False)
@@ -100,7 +100,8 @@ def numba_funcify_SolveTriangular(op, node, **kwargs):
         f"x = tri_solve(a, np.ascontiguousarray({_b2(op.b_ndim)}), {lower}, {op.unit_diagonal})",
         "return x" if op.b_ndim == 2 else "return x.reshape(b.shape)",
     ]
-    return make_kernel("solve_triangular", ["A", "B"], body, helpers=[TRI_SOLVE])
+    destroyed = "B" if op.destroy_map.get(0) == [1] and node.inputs[1].type == node.outputs[0].type else None
+    return destroying_kernel("solve_triangular", ["A", "B"], body, [TRI_SOLVE], destroyed)
 
 
 @numba_funcify.register(CholeskySolve, version=SOLVE_VERSION)
@@ -117,7 +118,8 @@ def numba_funcify_CholeskySolve(op, node, **kwargs):
         "x = tri_solve(np.ascontiguousarray(np.conj(L.T)), y, False, False)",
         "return x" if op.b_ndim == 2 else "return x.reshape(b.shape)",
     ]
-    return make_kernel("cho_solve", ["C", "B"], body, helpers=[TRI_SOLVE])
+    destroyed = "B" if op.destroy_map.get(0) == [1] and node.inputs[1].type == node.outputs[0].type else None
+    return destroying_kernel("cho_solve", ["C", "B"], body, [TRI_SOLVE], destroyed)
 
 
 @numba_funcify.register(Expm, version=SOLVE_VERSION)

@@ -114,3 +114,30 @@ def test_solve_pos_gradient():
     # The solver reads one triangle of A: differentiate through the symmetric part.
     verify_grad(lambda A, b: solve((A + A.T) / 2, b, assume_a="pos"), [_spd(3), RNG.normal(size=3)],
                 rng=np.random.default_rng(6))
+
+
+def test_inplace_variants_write_their_result_over_the_destroyed_input():
+    """On the fast path, ``overwrite_b`` solves and ``Cholesky{overwrite_a}`` put the result
+    in the memory their ``destroy_map`` gives up (the caller's mutable argument)."""
+    import lucent
+    from lucent import In
+    from lucent.tensor.linalg import cho_solve, cholesky, solve_triangular
+
+    A, X = lt.dmatrix("A"), lt.dmatrix("X")
+    b1, b2, b3 = lt.dvector("b1"), lt.dvector("b2"), lt.dvector("b3")
+    outs = [solve(A, b1, b_ndim=1), solve_triangular(A, b2, lower=True, b_ndim=1),
+            cho_solve((A, True), b3, b_ndim=1), cholesky(X)]
+    f = lucent.function([A, In(b1, mutable=True), In(b2, mutable=True), In(b3, mutable=True),
+                         In(X, mutable=True)], outs, mode="FAST_RUN")
+    assert sorted(str(n.op.destroy_map) for n in f.maker.fgraph.apply_nodes if n.op.destroy_map) == [
+        "{0: [0]}", "{0: [1]}", "{0: [1]}", "{0: [1]}"]
+    a = np.tril(RNG.normal(size=(4, 4))) + 4 * np.eye(4)
+    bs = [RNG.normal(size=4) for _ in range(3)]
+    x = _spd(4)
+    originals = [v.copy() for v in (*bs, x)]
+    got = f(a, *bs, x)
+    expected = [scipy.linalg.solve(a, originals[0]), scipy.linalg.solve_triangular(a, originals[1], lower=True),
+                scipy.linalg.cho_solve((a, True), originals[2]), np.linalg.cholesky(originals[3])]
+    for g, e, buf in zip(got, expected, (*bs, x)):
+        np.testing.assert_allclose(g, e, rtol=1e-10)
+        np.testing.assert_allclose(buf, e, rtol=1e-10)
