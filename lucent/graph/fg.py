@@ -455,6 +455,12 @@ class FunctionGraph(AbstractFunctionGraph):
     def clone(self, check_integrity=True):
         return self.clone_get_equiv(check_integrity)[0]
 
+    def unfreeze(self, *, return_memo=False):
+        """A copy of this graph to rewrite or compile (and, with ``return_memo``, the
+        ``{old: new}`` map), leaving this one (an op's inner graph) as it is."""
+        fgraph, memo = self.clone_get_equiv(check_integrity=False, attach_feature=False)
+        return (fgraph, memo) if return_memo else fgraph
+
     def clone_get_equiv(self, check_integrity=True, attach_feature=True, **kwargs):
         """A copy of the graph and the ``{old: new}`` map (``kwargs`` go to ``clone_get_equiv``)."""
         equiv = clone_get_equiv(self.inputs, self.outputs, **kwargs)

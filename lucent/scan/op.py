@@ -416,8 +416,9 @@ class Scan(Op, HasInnerGraph):
             from lucent.compile.mode import Mode, get_mode
 
             mode = Mode(linker="py", optimizer="fast_compile") if self.mode is None else get_mode(self.mode)
+            destroyed = _destroyed_inputs(self.fgraph)
             self._fn = function(
-                [In(v) for v in self.fgraph.inputs],
+                [In(v, mutable=v in destroyed) for v in self.fgraph.inputs],
                 list(self.fgraph.outputs),
                 mode=mode,
                 on_unused_input="ignore",
@@ -588,6 +589,13 @@ class Scan(Op, HasInnerGraph):
             bufs.append(given if in_place else np.array(given, copy=True))
             stores.append(given.shape[0])
         untraced = [inputs[lay.o_untraced + k] for k in range(info.n_untraced_sit_sot)]
+        # the body's draws may advance a generator it carries (``scan_inner_graph``): the
+        # loop works on a copy of the starting one unless it may destroy it
+        for k, v in enumerate(untraced):
+            if isinstance(v, np.random.Generator) and lay.out_untraced + k not in self.destroy_map:
+                from lucent.tensor.random.utils import custom_rng_deepcopy
+
+                untraced[k] = custom_rng_deepcopy(v)
         nit_stores = [int(inputs[lay.o_nit + k]) for k in range(info.n_nit_sot)]
         nit_bufs = [None] * info.n_nit_sot
         non_seqs = list(inputs[lay.o_non_seqs :])
@@ -698,6 +706,16 @@ class Scan(Op, HasInnerGraph):
 
     def pullback(self, inputs, outputs, output_grads):
         return self.L_op(inputs, outputs, output_grads)
+
+
+def _destroyed_inputs(fgraph):
+    """The inputs of ``fgraph`` that one of its nodes overwrites."""
+    inputs = set(fgraph.inputs)
+    res = set()
+    for node in fgraph.apply_nodes:
+        for ins in (getattr(node.op, "destroy_map", None) or {}).values():
+            res.update(node.inputs[i] for i in ins if node.inputs[i] in inputs)
+    return res
 
 
 def _finish_ring(buf, total, as_while):

@@ -433,3 +433,18 @@ def test_inner_node_without_numba_kernel_runs_the_op_through_perform():
     with pytest.warns(UserWarning, match="inner graph of OpFromGraph.*without a Numba"):
         fn = lucent.function([x], op(x), mode="FAST_RUN")
     np.testing.assert_allclose(fn(np.array([1.0, 2.0])), [4.0, 7.0])
+
+
+def test_unfreeze_gives_a_copy_to_compile_and_leaves_the_inner_graph():
+    from lucent.compile.builders import OpFromGraph
+    from lucent.graph.basic import equal_computations
+
+    x = lt.scalar("x")
+    op = OpFromGraph([x], [x**2 / x])
+    copy, memo = op.fgraph.unfreeze(return_memo=True)
+    assert [memo[v] for v in op.fgraph.inputs] == copy.inputs
+    fn = lucent.function(copy.inputs, copy.outputs, mode="FAST_RUN", accept_inplace=True)
+    # the copy was rewritten (x**2 / x is x); the op's own graph was not
+    assert not equal_computations(fn.maker.fgraph.outputs, [x**2 / x], fn.maker.fgraph.inputs, [x])
+    assert equal_computations(op.inner_outputs, [x**2 / x], op.inner_inputs, [x])
+    assert fn(3.0)[0] == 3.0

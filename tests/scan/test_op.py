@@ -116,3 +116,30 @@ def test_lengths_read_from_per_step_inputs_come_from_the_outer_inputs(lucent_mod
     assert list(got[0]) == [2] and list(got[1]) == [2]
     values = lucent.function([seq, init], out_tm4, mode=lucent_mode)(s, i)
     assert_allclose(values, np.concatenate([i, s[:6]]))
+
+
+def test_random_draws_in_the_native_loop():
+    """A generator carried by the loop: drawn from natively (no object mode), advanced in
+    place inside the body, the caller's generator untouched, both paths alike."""
+    rng = lt.random.type.random_generator_type("rng")
+    x0 = lt.scalar("x0")
+    final_rng, xs = scan(lambda r, x: lt.random.normal(x, rng=r).owner.outputs,
+                         outputs_info=[rng, x0], n_steps=5, return_updates=False)
+    g = np.random.default_rng(7)
+    ref, v = [], 0.5
+    for _ in range(5):
+        v = g.normal(v)
+        ref.append(v)
+    for mode in ("FAST_RUN", "FAST_COMPILE"):
+        f = lucent.function([rng, x0], [xs, final_rng], mode=mode)
+        if mode == "FAST_RUN":
+            program = getattr(f.maker.linker, "program", None)
+            assert program is None or not program.fallback_ops
+            [node] = [n for n in f.maker.fgraph.toposort() if isinstance(n.op, Scan)]
+            assert all(n.op.destroy_map == {0: [0]} for n in node.op.fgraph.toposort())
+        caller = np.random.default_rng(7)
+        state = caller.bit_generator.state
+        got, after = f(caller, 0.5)
+        assert_allclose(got, ref)
+        assert caller.bit_generator.state == state
+        assert after.bit_generator.state == g.bit_generator.state

@@ -31,7 +31,7 @@ from lucent.scan.rewriting.io import (
     scan_remove_unused,
 )
 from lucent.scan.rewriting.merge import ScanMerge
-from lucent.scan.rewriting.push_out import scan_push_out_non_seq, scan_push_out_seq
+from lucent.scan.rewriting.push_out import scan_push_out_add, scan_push_out_non_seq, scan_push_out_seq
 from lucent.scan.rewriting.trace import (
     scan_reduce_nsteps,
     scan_reduce_trace_prealloc,
@@ -45,6 +45,7 @@ __all__ = [
     "ScanMerge",
     "scan_inline_invariant_constants",
     "scan_merge_duplicate_inputs",
+    "scan_push_out_add",
     "scan_push_out_non_seq",
     "scan_push_out_seq",
     "scan_with_rewritten_body",

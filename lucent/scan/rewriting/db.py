@@ -1,7 +1,8 @@
 """Where the scan rewrites run in the compile pipeline (``optdb`` positions and tags).
 
 Before the graph's own rewrites finish (positions 1.1-1.12, after
-canonicalisation) work is moved out of loop bodies and unused loop inputs
+canonicalisation) work is moved out of loop bodies (accumulated products of
+sequence slices become one product, 1.115) and unused loop inputs
 and outputs are dropped; after stabilisation loops over the same steps are
 merged (1.6) and cleaned again, then the steps after the last one read are
 dropped (1.609), outputs of which only the last rows are read are
@@ -24,7 +25,11 @@ from lucent.scan.rewriting.io import (
     scan_remove_unused,
 )
 from lucent.scan.rewriting.merge import ScanMerge
-from lucent.scan.rewriting.push_out import scan_push_out_non_seq, scan_push_out_seq
+from lucent.scan.rewriting.push_out import (
+    scan_push_out_add,
+    scan_push_out_non_seq,
+    scan_push_out_seq,
+)
 from lucent.scan.rewriting.trace import (
     scan_reduce_nsteps,
     scan_reduce_trace_prealloc,
@@ -55,6 +60,12 @@ optdb.register(
     in2out(scan_push_out_seq, name="scan_push_out_seq"),
     "fast_run", "scan", "scan_pushout", "scan_pushout_seqs_ops",
     position=1.11,
+)
+optdb.register(
+    "scan_push_out_add",
+    in2out(scan_push_out_add, name="scan_push_out_add"),
+    "fast_run", "more_mem", "scan", "scan_pushout", "scan_pushout_add",
+    position=1.115,
 )
 optdb.register(
     "scan_remove_unused",

@@ -10,7 +10,8 @@ replaced by a ``Scan`` with the rewritten body, so the rewritten graph is
 what every path runs and what ``dprint`` and the debugging tools show.
 
 The in-place rewrites are left out: a step's inputs are views of the
-loop's buffers and sequences, which later steps still read.
+loop's buffers and sequences, which later steps still read. The exception
+is a random generator the loop carries: its draws advance it in place.
 """
 
 from __future__ import annotations
@@ -46,11 +47,32 @@ def scan_with_rewritten_body(op):
     fgraph.destroyable_inputs = set()
     fgraph.attach_feature(DestroyHandler())
     optdb.query(RewriteDatabaseQuery(include=["fast_run"], exclude=["inplace"])).rewrite(fgraph)
+    _draw_in_place(op, fgraph)
     new_op = op.clone_with_inner_graph(fgraph)
     new_op.destroy_map = dict(op.destroy_map)
     new_op._inner_rewritten = True
     _DONE[op] = new_op
     return new_op
+
+
+def _draw_in_place(op, fgraph):
+    """Let the body's draws advance the random generators the loop carries.
+
+    An untraced generator state is the loop's own (both paths copy the starting
+    generator before the first step unless the loop may destroy it), and each
+    step's value is only read by that step: a draw may advance it instead of
+    copying it, which a loop of draws would otherwise do at every step.
+    """
+    from lucent.tensor.random.rewriting.basic import random_make_inplace
+    from lucent.tensor.random.type import RandomGeneratorType
+
+    lay = op.layout
+    gens = [
+        v for v in fgraph.inputs[lay.i_untraced : lay.i_non_seqs] if isinstance(v.type, RandomGeneratorType)
+    ]
+    if gens:
+        fgraph.destroyable_inputs = set(gens)
+        random_make_inplace.rewrite(fgraph)
 
 
 class ScanInnerGraphRewriter(GraphRewriter):

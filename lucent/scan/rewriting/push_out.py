@@ -6,8 +6,11 @@
 * ``scan_push_out_seq``: an element-wise computation in the body on sequence
   slices (and non-sequences) is done on the whole sequences before the loop,
   and enters as a new sequence (not for a while loop, which may stop early);
-  a loop whose outputs all are such computations (or sequence slices) is
-  replaced by them.
+  a loop whose outputs all are such computations (or sequence slices, or
+  values that are the same at every step) is replaced by them.
+* ``scan_push_out_add``: a state that only accumulates products of matrix
+  slices of two sequences (``acc + dot(a_t, b_t)``) and of which only the last
+  value is read is one large product of the reshaped sequences.
 
 Both build a new ``Scan`` on a new inner graph; the op's inner graph is
 never changed in place.
@@ -98,7 +101,7 @@ def scan_push_out_seq(fgraph, node):
         else:
             outer_of[n.outputs[0]] = n.op(*args)
             pushed.append(n.outputs[0])
-    direct = _outputs_taken_from_outside(node, outer_of)
+    direct = _outputs_taken_from_outside(node, outer_of, non_seq_outer)
     if direct:
         return direct
     if not pushed:
@@ -123,32 +126,114 @@ def scan_push_out_seq(fgraph, node):
     return new_op(*outer, return_list=True)
 
 
-def _outputs_taken_from_outside(node, outer_of):
-    """The replacements of a loop whose outputs are all sequence slices or work pushed
-    out of the body (no state): the whole sequence (or the pushed-out result) is each
-    output, and the loop is gone. A loop that keeps some work keeps all its outputs,
-    as PyTensor's does."""
-    from lucent.tensor.basic import _static_int
+@node_rewriter([Scan])
+def scan_push_out_add(fgraph, node):
+    """``acc_T = acc_0 + sum_t a_t @ b_t`` as one product, when only ``acc_T`` is read.
+
+    For a state whose step is ``acc + dot(a_t, b_t)`` with ``a_t`` and ``b_t``
+    matrix slices of sequences, the last value is ``acc_0 + A' @ B'`` where
+    ``A'`` puts the steps of ``A`` side by side (``(m, T * k)``) and ``B'`` stacks
+    them (``(T * k, n)``): one large product instead of ``T`` small ones. The
+    readers of the last value read it; the loop stays for its other outputs
+    (or is removed when nothing else reads it).
+    """
+    from lucent.scalar.arith import Add
+    from lucent.scan.rewriting.trace import _last_row_readers
+    from lucent.tensor.elemwise import Elemwise
+    from lucent.tensor.math import Dot, dot
+
+    op = node.op
+    info, lay = op.info, op.layout
+    if fgraph is None or info.as_while or not info.n_sit_sot:
+        return False
+    inner_in, inner_out = op.fgraph.inputs, op.fgraph.outputs
+    clients = op.fgraph.clients
+    n_steps = node.inputs[0]
+    seq_inner = list(inner_in[: info.n_seqs])
+    for k in range(info.n_mit_sot, lay.n_states):
+        out = inner_out[k]
+        state = inner_in[lay.state_inner_inputs(k)[0]]
+        add = out.owner
+        if not (
+            add is not None
+            and isinstance(add.op, Elemwise)
+            and isinstance(add.op.scalar_op, Add)
+            and len(add.inputs) == 2
+            and state in add.inputs
+        ):
+            continue
+        prod = add.inputs[1] if add.inputs[0] is state else add.inputs[0]
+        if prod is state or prod.owner is None or not isinstance(prod.owner.op, Dot):
+            continue
+        if len(clients.get(prod, ())) != 1:
+            continue
+        a, b = prod.owner.inputs
+        if a.type.ndim != 2 or b.type.ndim != 2 or a not in seq_inner or b not in seq_inner:
+            continue
+        readers = _last_row_readers(fgraph, node.outputs[k])
+        if not readers:
+            continue
+        A = node.inputs[lay.o_seqs + seq_inner.index(a)][:n_steps]
+        B = node.inputs[lay.o_seqs + seq_inner.index(b)][:n_steps]
+        wide = A.dimshuffle(1, 0, 2).reshape((A.shape[1], A.shape[0] * A.shape[2]))
+        tall = B.reshape((B.shape[0] * B.shape[1], B.shape[2]))
+        last = node.inputs[lay.o_states + k][lay.init_lens[k] - 1] + dot(wide, tall)
+        replace = {}
+        for r in readers:
+            value = last if last.type == r.type else r.type.filter_variable(last)
+            replace[r] = value
+        return replace
+    return False
+
+
+def _outputs_taken_from_outside(node, outer_of, non_seq_outer):
+    """The replacements of a loop whose outputs are all sequence slices, work pushed
+    out of the body, or values that are the same at every step (a non-sequence or a
+    constant, as ``scan_push_out_non_seq`` leaves them), with no state: each output
+    is built outside and the loop is gone. A loop that keeps some work keeps all its
+    outputs, as PyTensor's does."""
+    from lucent.tensor.creation import alloc
 
     op = node.op
     lay = op.layout
-    if lay.n_states or op.info.n_untraced_sit_sot:
+    if lay.n_states or op.info.n_untraced_sit_sot or not op.info.n_nit_sot:
         return {}
     n_steps = node.inputs[0]
-    n_const = _static_int(n_steps)
     direct = {}
     for k in range(op.info.n_nit_sot):
         j = lay.out_nit + k
-        value = outer_of.get(op.fgraph.outputs[j])
-        size = node.inputs[lay.o_nit + k]
-        # only an output that stores every step (not a ring) is the whole value
-        if value is None or not (size is n_steps or (n_const is not None and _static_int(size) == n_const)):
-            return {}
+        inner = op.fgraph.outputs[j]
+        value = outer_of.get(inner)
+        if value is None:
+            same = non_seq_outer.get(inner, inner if isinstance(inner, Constant) else None)
+            if same is None:
+                return {}
+            value = alloc(same, n_steps, *[same.shape[d] for d in range(same.type.ndim)])
         out = node.outputs[j]
+        value = _stored_rows(value, n_steps, node.inputs[lay.o_nit + k])
         if value.type != out.type:
             value = out.type.filter_variable(value)
         direct[out] = value
     return direct
 
 
-__all__ = ["scan_push_out_non_seq", "scan_push_out_seq"]
+def _stored_rows(value, n_steps, size):
+    """What a nit_sot output storing ``size`` rows holds when its ``n_steps`` values are
+    ``value``: all of them when ``size`` is ``n_steps``; the last ``size`` (oldest
+    first) when it is a ring; the values then zero rows when it is longer."""
+    from lucent.tensor.basic import _static_int
+    from lucent.tensor.creation import zeros
+    from lucent.tensor.math import minimum
+    from lucent.tensor.subtensor import set_subtensor
+
+    if size is n_steps:
+        return value
+    n_const, s_const = _static_int(n_steps), _static_int(size)
+    if n_const is not None and n_const == s_const:
+        return value
+    kept = minimum(size, n_steps)
+    shape = [size, *[value.shape[d] for d in range(1, value.type.ndim)]]
+    return set_subtensor(zeros(shape, dtype=value.type.dtype)[:kept], value[n_steps - kept :])
+
+
+__all__ = ["scan_push_out_add", "scan_push_out_non_seq", "scan_push_out_seq"]

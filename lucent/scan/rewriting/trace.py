@@ -227,9 +227,11 @@ def scan_reduce_nsteps(fgraph, node):
     info, lay = op.info, op.layout
     if fgraph is None or info.as_while or info.n_untraced_sit_sot:
         return False
+    if getattr(node.inputs[0].tag, "scan_steps_read", False):
+        return False  # already the number of steps its readers need
     n = _static_int(node.inputs[0])
     if n is None:
-        return False
+        return _reduce_nsteps_symbolic(fgraph, node)
     plans, need = [], 0
     for j in range(lay.out_untraced):
         reads = collect_reads(fgraph, node.outputs[j])
@@ -240,7 +242,7 @@ def scan_reduce_nsteps(fgraph, node):
             return False
         rows = [r.constant_rows(init + n) for r in reads]
         if any(r is None for r in rows):
-            return False
+            return _reduce_nsteps_symbolic(fgraph, node)
         for r in rows:
             if len(r):
                 need = max(need, r.stop - init)
@@ -268,6 +270,121 @@ def scan_reduce_nsteps(fgraph, node):
                 )
             replace[read.var] = read.rebuild(new_outs[j], first)
     return replace or False
+
+
+def _reduce_nsteps_symbolic(fgraph, node):
+    """``scan_reduce_nsteps`` when the number of steps or an index read is only known at
+    run time: the loop runs ``min(n_steps, last row read + 1)`` steps.
+
+    A reader may take one row at any index (``xs[i]``, ``xs[-j]``) or a slice with
+    constant bounds; a slice with a bound only known at run time, or one that reads
+    up to the end, keeps every step.
+    """
+    from lucent.graph.equality import equal_computations
+    from lucent.scan.rewriting.reads import collect_reads
+    from lucent.tensor.math import maximum, minimum
+
+    op = node.op
+    info, lay = op.info, op.layout
+    n = node.inputs[0]
+    plans, stops = [], []
+    for j in range(lay.out_untraced):
+        reads = collect_reads(fgraph, node.outputs[j])
+        if reads is None:
+            return False
+        if j < lay.n_states:
+            init = lay.init_lens[j]
+        else:
+            init = 0
+            size = node.inputs[lay.o_nit + j - lay.out_nit]
+            if not (size is n or equal_computations([size], [n])):
+                return False
+        length = n + init if init else n
+        bounds = []
+        for read in reads:
+            b = _symbolic_bounds(read, length)
+            if b is None:
+                return False
+            bounds.append(b)
+            stops.append(b[-1] - init if init else b[-1])
+        plans.append((j, reads, bounds))
+    if not stops:
+        return False
+    need = stops[0]
+    for s in stops[1:]:
+        need = maximum(need, s)
+    steps = minimum(n, maximum(need, 0))
+    if steps.type.dtype != n.type.dtype:
+        steps = steps.astype(n.type.dtype)
+    steps.tag.scan_steps_read = True
+    inputs = list(node.inputs)
+    inputs[0] = steps
+    for k in range(lay.n_states):
+        init = lay.init_lens[k]
+        old = inputs[lay.o_states + k]
+        value = _scan_buffer_value(old, init)
+        inputs[lay.o_states + k] = (
+            _buffer(value, init, steps + init) if value is not None else old[: steps + init]
+        )
+    for k in range(info.n_nit_sot):
+        size = steps
+        if size.type.dtype != inputs[lay.o_nit + k].type.dtype:
+            size = size.astype(inputs[lay.o_nit + k].type.dtype)
+        inputs[lay.o_nit + k] = size
+    new_outs = op(*inputs, return_list=True)
+    replace = {}
+    for j, reads, bounds in plans:
+        for read, b in zip(reads, bounds):
+            if read.entry == "i":
+                first = _as_index(b[0])
+            else:
+                first = (_as_index(b[0]), _as_index(b[1]), None)
+            replace[read.var] = read.rebuild(new_outs[j], first)
+    return replace
+
+
+def _as_index(v):
+    from lucent.scan.rewriting.reads import index_constant
+
+    return index_constant(v) if isinstance(v, int) else v
+
+
+def _symbolic_bounds(read, length):
+    """For a read of an output of ``length`` raw rows: ``(index, stop)`` of a one-row read,
+    ``(start, stop)`` of a slice, as raw rows of the output, or None if the read may
+    need rows up to the end (a slice to the end, ``xs[-1]``, a slice bound only known
+    at run time, a step other than 1)."""
+    from lucent.scan.rewriting.reads import _int
+    from lucent.tensor.basic import as_tensor_variable, switch
+    from lucent.tensor.math import lt, maximum, minimum
+
+    a = read.a
+    if read.entry == "i":
+        idx = read.parts
+        c = _int(idx)
+        if c is not None and c >= 0:
+            return a + c, a + c + 1
+        if c == -1:
+            return None
+        idx = as_tensor_variable(idx)
+        row = switch(lt(idx, 0), length + idx, idx + a if a else idx)
+        # an index out of range of the output stays out of range of the shorter one
+        safe = switch(lt(row, a), -(length + 1), row)
+        return safe, maximum(row + 1, 0)
+    start, stop, step = read.parts
+    if step is not None and _int(step) != 1:
+        return None
+    if stop is None or _int(stop) is None or (start is not None and _int(start) is None):
+        return None
+
+    def raw(bound, default):
+        if bound is None:
+            return default
+        c = _int(bound)
+        return minimum(a + c, length) if c >= 0 else maximum(length + c, a)
+
+    e = raw(stop, length)
+    return raw(start, a), e
 
 
 def _initial_value(buf, init_len):

@@ -329,3 +329,60 @@ mf = function([mseq], macc, mode=pytensor.compile.mode.get_mode("FAST_RUN").excl
 assert mnode.op.info.n_sit_sot == 0 and mnode.op.info.n_untraced_sit_sot == 1
 assert mnode.inputs[2].type.ndim == 0
 assert_allclose(mf(mv), mv.sum())
+
+# --- a loop of values the same at every step is the value repeated (nit_sot rows kept) ------
+from pytensor.scan.rewriting import scan_push_out_add  # noqa: E402,F401
+
+pW1, pW2, ph = pt.matrix("pW1"), pt.matrix("pW2"), pt.vector("ph")
+po = scan(lambda h, A, B: pt.dot(h, A + B), non_sequences=[ph, pW1, pW2], n_steps=5, return_updates=False)
+pinfo = ScanInfo(n_seqs=1, mit_mot_in_slices=(), mit_mot_out_slices=(), mit_sot_in_slices=(),
+                 sit_sot_in_slices=(), n_nit_sot=1, n_untraced_sit_sot=0, n_non_seqs=0, as_while=False)
+ps_in = pt.dscalar("ps_in")
+pseq, pn, psize = pt.dvector("pseq"), pt.lscalar("pn"), pt.lscalar("psize")
+pstored = Scan(inputs=[ps_in], outputs=[ps_in * 2.0], info=pinfo)(pn, pseq[:pn], psize)
+pv, pw = np.array([1.0, 2.0], dtype=floatX), np.array([[1.0, 0.0], [0.5, 1.0]], dtype=floatX)
+for mode in MODES:
+    pf = function([ph, pW1, pW2], po, mode=mode)
+    assert any(isinstance(n.op, Scan) for n in pf.maker.fgraph.apply_nodes) == (mode == "FAST_COMPILE")
+    assert_allclose(pf(pv, pw, pw), np.tile(pv @ (2 * pw), (5, 1)), rtol=1e-5)
+    pf = function([pseq, pn, psize], pstored, mode=mode)
+    assert_allclose(pf(np.arange(10.0), 3, 7), [0.0, 2.0, 4.0, 0.0, 0.0, 0.0, 0.0])
+
+# --- accumulated products of sequence slices: one product when only the last is read --------
+pA, pB = pt.matrix("pA"), pt.matrix("pB")
+pS = scan(lambda a, b, u: u + pt.dot(a, b), sequences=[pA.dimshuffle(0, 1, "x"), pB.dimshuffle(0, "x", 1)],
+          outputs_info=[pt.zeros_like(pA)], return_updates=False)
+pa, pb = rng.uniform(size=(5, 5)).astype(floatX), rng.uniform(size=(5, 5)).astype(floatX)
+for mode in MODES:
+    pf = function([pA, pB], pS.owner.inputs[0][-1], mode=mode)
+    assert any(isinstance(n.op, Scan) for n in pf.maker.fgraph.apply_nodes) == (mode == "FAST_COMPILE")
+    assert_allclose(pf(pa, pb), pa.T @ pb, rtol=1e-5)
+
+# --- steps read at indices known only at run time: only those steps run -------------------
+ru, ri, rj = pt.vector("ru"), pt.iscalar("ri"), pt.iscalar("rj")
+r1, r2, r3 = scan(lambda u_t: (u_t + 1.0, u_t + 2.0, u_t + 3.0), ru, return_updates=False)
+rf = function([ru, ri, rj], [r1[:2], r2[ri], r3[-rj]], allow_input_downcast=True,
+              mode=pytensor.compile.mode.get_mode("FAST_RUN").including("scan").excluding("scan_push_out_seq"))
+[rnode] = [n for n in rf.maker.fgraph.toposort() if isinstance(n.op, Scan)]
+rsteps = function([ru, ri, rj], rnode.inputs[0], accept_inplace=True, on_unused_input="ignore")
+rv = np.arange(20, dtype=floatX)
+assert rsteps(rv, 3, 15) == 6 and rsteps(rv, 16, 15) == 17 and rsteps(rv, -5, 3) == 18
+rres = rf(rv, -5, 15)
+assert_allclose(rres[1], rv[-5] + 2)
+assert_allclose(rres[2], rv[-15] + 3)
+
+# --- random draws in the loop: the generator is carried, the caller's one untouched -------
+grng = pt.random.type.random_generator_type("grng")
+gx0 = pt.scalar("gx0")
+gfinal, gxs = scan(lambda r, x: pt.random.normal(x, rng=r).owner.outputs, outputs_info=[grng, gx0],
+                   n_steps=5, return_updates=False)
+gref, gval, gg = [], 0.5, np.random.default_rng(7)
+for _ in range(5):
+    gval = gg.normal(gval)
+    gref.append(gval)
+for mode in MODES:
+    gf = function([grng, gx0], gxs, mode=mode)
+    gcaller = np.random.default_rng(7)
+    gstate = gcaller.bit_generator.state
+    assert_allclose(gf(gcaller, 0.5), gref, rtol=1e-5)
+    assert gcaller.bit_generator.state == gstate

@@ -33,11 +33,13 @@ def test_fast_run_runs_every_stage_in_order():
     # merge loops over the same steps, drop unread steps, shrink loop buffers and carry
     # states read only at the end as one value after stabilize; loops
     # become in-place before the other in-place stages, ifelse's in-place stage follows.
+    # An einsum planned without static lengths is planned again (its inputs may have
+    # gained them) before OpFromGraph nodes are expanded.
     # A Blockwise left with no real batch dimension becomes its core op just before the
     # in-place stages (every earlier rewrite and shape inference sees the Blockwise).
     expected = [
-        "merge", "inline_ofg_expansion", "drain_specify_assumptions", "canonicalize",
-        "scan_input_and_output_cleanup0", "scan_push_out_non_seq", "scan_push_out_seq",
+        "merge", "optimize_einsum_inner_graph", "inline_ofg_expansion", "drain_specify_assumptions", "canonicalize",
+        "scan_input_and_output_cleanup0", "scan_push_out_non_seq", "scan_push_out_seq", "scan_push_out_add",
         "scan_remove_unused", "stabilize", "scan_merge", "scan_input_and_output_cleanup2",
         "scan_reduce_nsteps", "scan_reduce_trace_prealloc", "scan_sit_sot_to_untraced",
         "specialize", "merge", "fusion", "merge",
@@ -51,7 +53,7 @@ def test_fast_run_runs_every_stage_in_order():
 def test_fast_compile_runs_only_merge_and_cheap_canonicalisation():
     names = _stage_names(RewriteDatabaseQuery(include=["fast_compile"]))
     assert [n.lower() for n in names] == [
-        "merge", "inline_ofg_expansion", "drain_specify_assumptions", "canonicalize",
+        "merge", "optimize_einsum_inner_graph", "inline_ofg_expansion", "drain_specify_assumptions", "canonicalize",
         "local_useless_unbatched_blockwise",
     ]
     canon = optdb["canonicalize"].query(RewriteDatabaseQuery(include=["fast_compile"]))

@@ -170,10 +170,41 @@ def test_an_untraced_state_of_an_empty_loop_is_a_copy_of_its_start():
         f = lucent.function([seq, start], total, mode=mode)
         node = _scan_node(f)
         assert node.op.info.n_untraced_sit_sot == 1
-        assert not node.op.destroy_map  # one value carried: no buffer to write into
+        # the starting value is the loop's to use up (as PyTensor declares it); the
+        # caller's array is still never written
+        assert node.op.destroy_map == {0: [node.op.layout.o_untraced]}
         s = np.array([1.0, 2.0])
         assert_allclose(f(np.array([3.0, 4.0]), s), [8.0, 9.0])
         out = f(np.zeros(0), s)
         assert_allclose(out, s)
         out[0] = 100.0
         assert s[0] == 1.0
+
+
+def test_steps_read_at_indices_known_at_run_time_are_the_only_ones_run():
+    from lucent.compile.debug.debugmode import DebugMode
+
+    u, i, j = lt.vector("u"), lt.iscalar("i"), lt.iscalar("j")
+    x1, x2, x3 = scan(lambda u_t: (u_t + 1.0, u_t + 2.0, u_t + 3.0), sequences=[u], return_updates=False)
+    outs = [x1[:2], x2[i], x3[-j]]
+    v = np.arange(20.0)
+    mode = lucent.compile.mode.get_mode("FAST_RUN").excluding("scan_push_out_seq")
+    f = lucent.function([u, i, j], outs, mode=mode)
+    steps = lucent.function([u, i, j], _scan_node(f).inputs[0], accept_inplace=True,
+                            on_unused_input="ignore")
+    assert steps(v, 3, 15) == 6 and steps(v, 16, 15) == 17 and steps(v, -5, 3) == 18
+    for g in (f, lucent.function([u, i, j], outs, mode="FAST_COMPILE"),
+              lucent.function([u, i, j], outs, mode=DebugMode())):
+        got = g(v, -5, 15)
+        assert_allclose(got[0], v[:2] + 1)
+        assert_allclose(got[1], v[-5] + 2)
+        assert_allclose(got[2], v[-15] + 3)
+        with pytest.raises(IndexError):
+            g(v, 20, 1)
+        with pytest.raises(IndexError):
+            g(v, -21, 1)
+    # a slice bound only known at run time keeps every step
+    f = lucent.function([u, i], x1[:i], mode=mode)
+    steps = lucent.function([u, i], _scan_node(f).inputs[0], accept_inplace=True,
+                            on_unused_input="ignore")
+    assert steps(v, 3) == 20

@@ -16,12 +16,13 @@ literals:
 * a while loop (``until``) leaves the loop after the first step whose
   condition holds, and its outputs keep the steps that ran.
 
-* an untraced tensor state (``untraced_sit_sot``) is one value carried
-  from step to step and returned last.
+* an untraced state (``untraced_sit_sot``: a tensor, or a random
+  generator the body draws from) is one value carried from step to step
+  and returned last; a generator is copied once before the loop, so the
+  caller's generator is never advanced.
 
-No Python runs between iterations. A scan carrying a state that is not a
-tensor (a random generator) has no kernel here: the linker runs its
-``perform``.
+No Python runs between iterations. A scan carrying any other kind of state
+has no kernel here: the linker runs its ``perform``.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from lucent.scan.op import Scan
 
 #: Part of the disk-cache key of loops and of the graphs holding them: bump when the
 #: generated loop or its helpers (``_as_0d``, ``_finish``) change.
-SCAN_KERNEL_VERSION = 6
+SCAN_KERNEL_VERSION = 7
 
 
 @numba.njit(cache=True)
@@ -70,7 +71,15 @@ def _finish(buf, total, as_while):
 def _helpers():
     """The helpers every loop module calls, compiled once per process (and cached on
     disk) rather than once per loop as copies defined in each generated module were."""
-    return {"_as_0d": _as_0d, "_finish": _finish}
+    from lucent.link.numba.dispatch.random import generator_copy
+
+    return {"_as_0d": _as_0d, "_finish": _finish, "_generator_copy": generator_copy}
+
+
+def _is_generator(var):
+    from lucent.tensor.random.type import RandomGeneratorType
+
+    return isinstance(var.type, RandomGeneratorType)
 
 
 def _zero_d(dtype, expr):
@@ -108,7 +117,9 @@ def _generate(op, node):
         # the loop never writes into or returns its input)
         p = params[lay.o_untraced + k]
         v = inner_in[lay.i_untraced + k]
-        if v.type.ndim == 0:
+        if _is_generator(v):
+            L.append(f"u{k} = _generator_copy({p})")
+        elif v.type.ndim == 0:
             L.append(f"u{k} = _as_0d(np.asarray({p}).item(), {dtype_text(v.type.dtype)})")
         else:
             L.append(f"u{k} = np.asarray({p}).copy()")
@@ -157,7 +168,9 @@ def _generate(op, node):
     for k in range(info.n_untraced_sit_sot):
         j = lay.out_untraced + k
         v = inner_in[lay.i_untraced + k]
-        if v.type.ndim == 0:
+        if _is_generator(v):
+            body.append(f"u{k} = o{j}")
+        elif v.type.ndim == 0:
             body.append(f"u{k} = _as_0d(np.asarray(o{j}).item(), {dtype_text(v.type.dtype)})")
         else:
             body.append(f"u{k} = o{j}")
@@ -173,8 +186,12 @@ def _generate(op, node):
         L.append(f"q{k} = _finish(nb{k}, done, {info.as_while})")
         results.append(f"q{k}")
     for k in range(info.n_untraced_sit_sot):
-        # the last value may be a view of an input the body returned unchanged
-        L.append(f"w{k} = u{k}.copy()")
+        # the last value may be a view of an input the body returned unchanged (a
+        # generator was copied before the loop)
+        if _is_generator(inner_in[lay.i_untraced + k]):
+            L.append(f"w{k} = u{k}")
+        else:
+            L.append(f"w{k} = u{k}.copy()")
         results.append(f"w{k}")
     if len(results) == 1:
         L.append(f"return {results[0]}")
@@ -202,11 +219,12 @@ def numba_funcify_Scan(op, node=None, **kwargs):
 
     lay = op.layout
     if not all(
-        isinstance(v.type, TensorType) for v in op.fgraph.inputs[lay.i_untraced : lay.i_non_seqs]
+        isinstance(v.type, TensorType) or _is_generator(v)
+        for v in op.fgraph.inputs[lay.i_untraced : lay.i_non_seqs]
     ):
         raise NotImplementedError(
-            f"{op} carries a state that is not a tensor (an untraced_sit_sot such as a random "
-            "generator), which the Numba loop cannot hold"
+            f"{op} carries a state that is neither a tensor nor a random generator, which "
+            "the Numba loop cannot hold"
         )
     # A step mode that must see every inner node run (MonitorMode's callbacks, a
     # Python linker) keeps the loop on perform, which compiles the body with it.
