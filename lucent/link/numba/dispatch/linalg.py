@@ -12,8 +12,14 @@ those. Two things differ from NumPy and are handled here:
 * ``Solve`` gives NaN for a system it cannot solve, and reads only one
   triangle of ``a`` for the symmetric and positive-definite structures,
   as SciPy does. The Cholesky factorisation (also used by
-  ``assume_a='pos'``) is a plain loop, so a matrix that is not positive
-  definite is detected and gives NaN, as on the reference path.
+  ``assume_a='pos'``), the triangular solves and the Cholesky solves call
+  LAPACK's ``?potrf``, ``?trtrs`` and ``?potrs`` (the routines SciPy's
+  reference path calls), and a failure LAPACK reports (not positive
+  definite, a zero pivot) gives NaN, as on the reference path.
+
+LAPACK works in column-major order, the transpose of a C array's: a
+factor or solution is computed in a C-contiguous buffer holding the
+transpose, which is what LAPACK reads as the matrix itself.
 
 The input is first converted to the op's output dtype (the LAPACK type
 ``linalg_output_dtype`` chose), which is also the copy LAPACK works on.
@@ -33,7 +39,7 @@ from lucent.tensor.linalg.inverse import MatrixInverse, MatrixPinv, TensorInv
 from lucent.tensor.linalg.solvers.general import Solve
 from lucent.tensor.linalg.summary import Det
 
-LINALG_VERSION = 3
+LINALG_VERSION = 4
 
 
 def destroying_kernel(name, params, body, helpers, destroyed):
@@ -61,50 +67,6 @@ def all_finite(a):
         if not np.isfinite(v):
             return False
     return True
-''',
-    "cholesky_lower": '''
-@numba.njit(cache=False)
-def cholesky_lower(a):
-    """Lower factor from the lower triangle of ``a``; ``ok`` is False if not positive definite.
-
-    As LAPACK's ``potrf``, only a pivot ``<= 0`` fails: a NaN pivot passes
-    and spreads NaN through the rest of the factor.
-    """
-    n = a.shape[0]
-    L = np.zeros_like(a)
-    for j in range(n):
-        d = a[j, j]
-        for k in range(j):
-            d -= L[j, k] * L[j, k]
-        if d <= 0.0:
-            return L, False
-        d = np.sqrt(d)
-        L[j, j] = d
-        for i in range(j + 1, n):
-            s = a[i, j]
-            for k in range(j):
-                s -= L[i, k] * L[j, k]
-            L[i, j] = s / d
-    return L, True
-''',
-    "cho_solve_lower": '''
-@numba.njit(cache=False)
-def cho_solve_lower(L, b):
-    """``x`` with ``L @ L.T @ x == b`` (``b`` 2-d), by forward then back substitution."""
-    n = L.shape[0]
-    y = b.copy()
-    for c in range(y.shape[1]):
-        for i in range(n):
-            s = y[i, c]
-            for k in range(i):
-                s -= L[i, k] * y[k, c]
-            y[i, c] = s / L[i, i]
-        for i in range(n - 1, -1, -1):
-            s = y[i, c]
-            for k in range(i + 1, n):
-                s -= L[k, i] * y[k, c]
-            y[i, c] = s / L[i, i]
-    return y
 ''',
     "symmetrize": '''
 @numba.njit(cache=False)
@@ -136,6 +98,79 @@ def tridiagonal_part(a):
 
 def _helpers(*names):
     return [_HELPERS[n] for n in names]
+
+
+# ASCII codes of LAPACK's character arguments.
+_U, _L, _N, _T, _C = 85, 76, 78, 84, 67
+
+
+def lapack_cholesky_helper(dtype):
+    """Source of ``lapack_cholesky(a, lower)``: ``?potrf`` on ``a`` (C-contiguous, overwritten).
+
+    Returns ``(factor, ok)``; the factor is ``a`` with the other triangle
+    zeroed, ``ok`` False when ``a`` is not positive definite (LAPACK also
+    refuses a NaN pivot). In C order the lower factor of ``a`` is the upper
+    factor of the matrix LAPACK sees (``a`` transposed, equal to ``a`` or its
+    conjugate for the Hermitian matrices it is meant for).
+    """
+    routine = f"lapack_{PREFIX[dtype]}potrf"
+    return import_line(PREFIX[dtype] + "potrf") + f'''
+@numba.njit(cache=False)
+def lapack_cholesky(a, lower):
+    n = a.shape[0]
+    if n == 0:
+        return a, True
+    nn = np.array([n], np.int32)
+    info = np.zeros(1, np.int32)
+    {routine}((np.array([{_U} if lower else {_L}], np.uint8), nn, a, nn, info))
+    if info[0] != 0:
+        return a, False
+    for i in range(n):
+        if lower:
+            for j in range(i + 1, n):
+                a[i, j] = 0
+        else:
+            for j in range(i):
+                a[i, j] = 0
+    return a, True
+'''
+
+
+def lapack_solve_helper(dtype, routine):
+    """Source of ``lapack_tri_solve(a, b, lower, trans, unit)`` (``routine='trtrs'``:
+    ``op(tri(a)) @ x == b``, ``trans`` 0, 1, 2 for ``a``, ``a.T``, ``a.H``) or
+    ``lapack_cho_solve(c, b, lower)`` (``routine='potrs'``: ``c`` the Cholesky
+    factor of the matrix). ``b`` is 2-d; neither argument is written. A
+    failure LAPACK reports (a zero on a triangular diagonal) gives NaN everywhere.
+    """
+    name = f"lapack_{PREFIX[dtype]}{routine}"
+    head = import_line(PREFIX[dtype] + routine) + "\n@numba.njit(cache=False)\n"
+    if routine == "trtrs":
+        head += "def lapack_tri_solve(a, b, lower, trans, unit):\n"
+        call = (f"    {name}((np.array([{_L} if lower else {_U}], np.uint8), "
+                f"np.array([{_N} if trans == 0 else ({_T} if trans == 1 else {_C})], np.uint8), "
+                f"np.array([{_U} if unit else {_N}], np.uint8), nn, kk, at, nn, xt, nn, info))")
+    else:
+        head += "def lapack_cho_solve(a, b, lower):\n"
+        call = f"    {name}((np.array([{_L} if lower else {_U}], np.uint8), nn, kk, at, nn, xt, nn, info))"
+    return head + f'''    n = a.shape[0]
+    k = b.shape[1]
+    if n == 0 or k == 0:
+        return b.copy()
+    # C-contiguous transposes: LAPACK (column-major) reads them as a and b.
+    at = np.ascontiguousarray(a.T)
+    xt = np.empty((k, n), b.dtype)
+    for i in range(n):
+        for j in range(k):
+            xt[j, i] = b[i, j]
+    nn = np.array([n], np.int32)
+    kk = np.array([k], np.int32)
+    info = np.zeros(1, np.int32)
+{call}
+    if info[0] != 0:
+        return np.full(b.shape, np.nan, b.dtype)
+    return np.ascontiguousarray(xt.T)
+'''
 
 
 def _square_check(op, var="a"):
@@ -214,15 +249,15 @@ def numba_funcify_Cholesky(op, node, **kwargs):
     dt = dtype_text(node.outputs[0].type.dtype)
     # The upper factor of ``x`` is the transposed lower factor of ``x.T``
     # (whose lower triangle is the upper triangle of ``x``).
-    source = "x" if op.lower else "x.T"
-    body = [f"a = np.ascontiguousarray({source}).astype({dt})"] + _square_check(op) + [
-        "L, ok = cholesky_lower(a)",
+    body = [f"a = np.ascontiguousarray(x).astype({dt})"] + _square_check(op) + [
+        f"L, ok = lapack_cholesky(a, {op.lower})",
         "if not ok:",
         f"    return np.full(a.shape, np.nan, dtype={dt})",
-        "return L if " + ("True" if op.lower else "False") + " else np.ascontiguousarray(L.T)",
+        "return L",
     ]
     destroyed = "x" if op.destroy_map else None
-    return destroying_kernel("cholesky", ["x"], body, _helpers("cholesky_lower"), destroyed)
+    helpers = [lapack_cholesky_helper(node.outputs[0].type.dtype)]
+    return destroying_kernel("cholesky", ["x"], body, helpers, destroyed)
 
 
 @numba_funcify.register(Solve, version=LINALG_VERSION)
@@ -243,14 +278,15 @@ def numba_funcify_Solve(op, node, **kwargs):
     b2 = "b" if op.b_ndim == 2 else "b.reshape((b.shape[0], 1))"
     unb2 = "" if op.b_ndim == 2 else ".reshape(b.shape)"
     helpers = ["all_finite"]
+    extra_helpers = []
     if op.assume_a == "pos":
-        helpers += ["cholesky_lower", "cho_solve_lower"]
-        source = "a" if op.lower else "np.ascontiguousarray(a.T)"
+        out_dtype = node.outputs[0].type.dtype
+        extra_helpers = [lapack_cholesky_helper(out_dtype), lapack_solve_helper(out_dtype, "potrs")]
         body += [
-            f"L, ok = cholesky_lower({source})",
+            f"L, ok = lapack_cholesky(a, {op.lower})",
             "if not ok:",
             "    return nan_result",
-            f"return cho_solve_lower(L, np.ascontiguousarray({b2})){unb2}",
+            f"return lapack_cho_solve(L, np.ascontiguousarray({b2}), {op.lower}){unb2}",
         ]
     else:
         if op.assume_a in ("sym", "her"):
@@ -269,7 +305,7 @@ def numba_funcify_Solve(op, node, **kwargs):
         ]
     destroyed = "B" if op.overwrite_b and node.inputs[1].type == node.outputs[0].type else None
     extra = [import_line(PREFIX[node.outputs[0].type.dtype] + "gesv")] if _solves_in_a(op, node) else []
-    return destroying_kernel("solve", ["A", "B"], body, extra + _helpers(*helpers), destroyed)
+    return destroying_kernel("solve", ["A", "B"], body, extra + _helpers(*helpers) + extra_helpers, destroyed)
 
 
 def _solves_in_a(op, node):

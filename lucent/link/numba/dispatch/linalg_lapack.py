@@ -27,7 +27,11 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 #: The LAPACK routines callable from kernels, for each of LAPACK's four types.
-ROUTINES = tuple(p + r for r in ("gees", "trsen", "gges", "tgsen", "gttrf", "gttrs", "geqrf", "gesv") for p in "sdcz")
+ROUTINES = tuple(
+    p + r
+    for r in ("gees", "trsen", "gges", "tgsen", "gttrf", "gttrs", "geqrf", "gesv", "potrf", "potrs", "trtrs")
+    for p in "sdcz"
+)
 
 #: The routine prefix of each LAPACK dtype.
 PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}

@@ -1,7 +1,8 @@
 """Numba kernels of the structured solvers, matrix equations and matrix functions.
 
-* ``SolveTriangular`` and ``CholeskySolve``: substitution loops (a zero on
-  the diagonal gives NaN, as on the reference path);
+* ``SolveTriangular`` and ``CholeskySolve``: LAPACK's ``?trtrs`` and
+  ``?potrs``, as SciPy's (a zero on the diagonal gives NaN, as on the
+  reference path);
 * ``Expm``: scaling and squaring with the degree-13 Padé approximant
   (Higham 2005), which agrees with SciPy's choice of degree to rounding;
 * ``SolveSylvester``: the ``m n``-sized linear system
@@ -14,7 +15,7 @@
 from __future__ import annotations
 
 from lucent.link.numba.dispatch.basic import numba_funcify
-from lucent.link.numba.dispatch.linalg import _HELPERS, destroying_kernel
+from lucent.link.numba.dispatch.linalg import _HELPERS, destroying_kernel, lapack_solve_helper
 from lucent.link.numba.dispatch.shape import dtype_text, fail, make_kernel
 from lucent.tensor.linalg.constructors import BlockDiagonal
 from lucent.tensor.linalg.products import Expm
@@ -23,34 +24,7 @@ from lucent.tensor.linalg.solvers.lstsq import Lstsq
 from lucent.tensor.linalg.solvers.psd import CholeskySolve
 from lucent.tensor.linalg.solvers.triangular import SolveTriangular
 
-SOLVE_VERSION = 2
-
-TRI_SOLVE = '''
-@numba.njit(cache=False)
-def tri_solve(a, b, lower, unit):
-    """``x`` with ``tri(a) @ x == b`` (``b`` 2-d); NaN everywhere for a zero pivot."""
-    n = a.shape[0]
-    x = b.copy()
-    if not unit:
-        for i in range(n):
-            if a[i, i] == 0:
-                x[:, :] = np.nan
-                return x
-    for c in range(x.shape[1]):
-        if lower:
-            for i in range(n):
-                s = x[i, c]
-                for k in range(i):
-                    s -= a[i, k] * x[k, c]
-                x[i, c] = s if unit else s / a[i, i]
-        else:
-            for i in range(n - 1, -1, -1):
-                s = x[i, c]
-                for k in range(i + 1, n):
-                    s -= a[i, k] * x[k, c]
-                x[i, c] = s if unit else s / a[i, i]
-    return x
-'''
+SOLVE_VERSION = 3
 
 EXPM = '''
 @numba.njit(cache=False)
@@ -89,37 +63,35 @@ def _b2(b_ndim, name="b"):
 @numba_funcify.register(SolveTriangular, version=SOLVE_VERSION)
 def numba_funcify_SolveTriangular(op, node, **kwargs):
     dt = dtype_text(node.outputs[0].type.dtype)
-    src = {0: "A", 1: "A.T", 2: "np.conj(A.T)"}[op.trans]
-    lower = op.lower if op.trans == 0 else not op.lower
     body = [
-        f"a = np.ascontiguousarray({src}).astype({dt})",
+        f"a = np.ascontiguousarray(A).astype({dt})",
         f"b = np.ascontiguousarray(B).astype({dt})",
         "if a.shape[0] != a.shape[1] or b.shape[0] != a.shape[0]:",
         "    " + fail("Value", "SolveTriangular: incompatible shapes, `a` has {} x {} and `b` {} rows",
                       "a.shape[0]", "a.shape[1]", "b.shape[0]"),
-        f"x = tri_solve(a, np.ascontiguousarray({_b2(op.b_ndim)}), {lower}, {op.unit_diagonal})",
+        f"x = lapack_tri_solve(a, np.ascontiguousarray({_b2(op.b_ndim)}), {op.lower}, {op.trans}, {op.unit_diagonal})",
         "return x" if op.b_ndim == 2 else "return x.reshape(b.shape)",
     ]
     destroyed = "B" if op.destroy_map.get(0) == [1] and node.inputs[1].type == node.outputs[0].type else None
-    return destroying_kernel("solve_triangular", ["A", "B"], body, [TRI_SOLVE], destroyed)
+    helpers = [lapack_solve_helper(node.outputs[0].type.dtype, "trtrs")]
+    return destroying_kernel("solve_triangular", ["A", "B"], body, helpers, destroyed)
 
 
 @numba_funcify.register(CholeskySolve, version=SOLVE_VERSION)
 def numba_funcify_CholeskySolve(op, node, **kwargs):
     dt = dtype_text(node.outputs[0].type.dtype)
-    src = "C" if op.lower else "np.conj(C.T)"
     body = [
-        f"L = np.ascontiguousarray({src}).astype({dt})",
+        f"L = np.ascontiguousarray(C).astype({dt})",
         f"b = np.ascontiguousarray(B).astype({dt})",
         "if L.shape[0] != L.shape[1] or b.shape[0] != L.shape[0]:",
         "    " + fail("Value", "CholeskySolve: incompatible shapes, `c` has {} x {} and `b` {} rows",
                       "L.shape[0]", "L.shape[1]", "b.shape[0]"),
-        f"y = tri_solve(L, np.ascontiguousarray({_b2(op.b_ndim)}), True, False)",
-        "x = tri_solve(np.ascontiguousarray(np.conj(L.T)), y, False, False)",
+        f"x = lapack_cho_solve(L, np.ascontiguousarray({_b2(op.b_ndim)}), {op.lower})",
         "return x" if op.b_ndim == 2 else "return x.reshape(b.shape)",
     ]
     destroyed = "B" if op.destroy_map.get(0) == [1] and node.inputs[1].type == node.outputs[0].type else None
-    return destroying_kernel("cho_solve", ["C", "B"], body, [TRI_SOLVE], destroyed)
+    helpers = [lapack_solve_helper(node.outputs[0].type.dtype, "potrs")]
+    return destroying_kernel("cho_solve", ["C", "B"], body, helpers, destroyed)
 
 
 @numba_funcify.register(Expm, version=SOLVE_VERSION)

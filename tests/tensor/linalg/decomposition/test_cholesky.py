@@ -73,3 +73,24 @@ def test_cholesky_gradient(lower):
         return cholesky((a + a.T) / 2, lower=lower)
 
     verify_grad(f, [_spd(3)], rng=np.random.default_rng(9))
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_hermitian_factor_and_solves_match_scipy(lower):
+    """Complex Hermitian input: the factor, the Cholesky solve and the (conjugate-)transposed
+    triangular solves, on both paths, as SciPy's LAPACK calls give them."""
+    from lucent.tensor.linalg import cho_solve, solve_triangular
+
+    x, b = lt.zmatrix("x"), lt.zmatrix("b")
+    m = RNG.normal(size=(5, 5)) + 1j * RNG.normal(size=(5, 5))
+    a = m @ m.conj().T + 5 * np.eye(5)
+    rhs = RNG.normal(size=(5, 3)) + 1j * RNG.normal(size=(5, 3))
+    c = cholesky(x, lower=lower)
+    got = run([c, cho_solve((c, lower), b), solve_triangular(c, b, lower=lower, trans=2),
+               solve_triangular(c, b[:, 0], lower=lower, trans=1)], {x: a, b: rhs})
+    fac = scipy.linalg.cholesky(a, lower=lower)
+    expected = [fac, scipy.linalg.cho_solve((fac, lower), rhs),
+                scipy.linalg.solve_triangular(fac, rhs, lower=lower, trans=2),
+                scipy.linalg.solve_triangular(fac, rhs[:, 0], lower=lower, trans=1)]
+    for i, (g, e) in enumerate(zip(got, expected)):
+        np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12, err_msg=f"output {i}")
