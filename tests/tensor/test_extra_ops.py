@@ -194,3 +194,19 @@ def test_repeat_static_lengths_uint64_and_squeeze_of_a_scalar():
     assert eo.squeeze(s, axis=(0,)) is s
     with pytest.raises(np.exceptions.AxisError, match=r"axis \(1,\) is out of bounds for array of dimension 0"):
         eo.squeeze(s, axis=1)
+
+
+def test_searchsorted_answers_as_numpy_on_unsorted_arrays_and_many_keys():
+    """An unsorted array has no defined answer, but the fast path gives NumPy's (DebugMode
+    compares the two); many keys into a sorted array take the lock-step search."""
+    a, k = lt.dvector("a"), lt.dvector("k")
+    rng = np.random.default_rng(9)
+    unsorted = rng.integers(0, 30, size=50).astype("float64")
+    unsorted[7] = np.nan
+    few, many = 30 * rng.random(40), 30 * rng.random(3000)
+    sorted_ = np.sort(rng.integers(0, 30, size=500).astype("float64"))
+    outs = [eo.searchsorted(a, k, side=side) for side in ("left", "right")]
+    for array, keys in [(unsorted, few), (unsorted, many), (sorted_, many), (sorted_, few)]:
+        got = run(outs, {a: array, k: keys})
+        for side, g in zip(("left", "right"), got):
+            np.testing.assert_array_equal(g, np.searchsorted(array, keys, side=side), err_msg=side)

@@ -147,7 +147,26 @@ def numba_funcify_CpuContiguous(op, node, **kwargs):
     return make_kernel("cpu_contiguous", ["x"], ["return np.ascontiguousarray(x)"])
 
 
-@numba_funcify.register(SearchsortedOp, version=2)
+def _search_import():
+    """The import of the search loops, marked with a digest of their module.
+
+    Numba's disk cache of a kernel knows only the kernel's own text, not the
+    code of the functions it calls; the digest in the text makes any change
+    to ``search.py`` a new kernel rather than a stale cached one.
+    """
+    import hashlib
+
+    from lucent.link.numba.dispatch import search
+
+    with open(search.__file__, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:16]
+    return f"# search loops {digest}\nfrom lucent.link.numba.dispatch.search import search_sorted"
+
+
+_SEARCH_IMPORT = _search_import()
+
+
+@numba_funcify.register(SearchsortedOp, version=3)
 def numba_funcify_SearchsortedOp(op, node, **kwargs):
     """Binary search of every entry of ``v`` in ``x`` (``x[sorter]`` when a sorter is given).
 
@@ -177,7 +196,7 @@ def numba_funcify_SearchsortedOp(op, node, **kwargs):
     if any(i.type.dtype.startswith("complex") for i in node.inputs[:2]):
         lines.append(f"res = np.searchsorted(xs, flat, side={op.side!r}).astype(np.int64)")
     else:
-        helpers.append("from lucent.link.numba.dispatch.search import search_sorted")
+        helpers.append(_SEARCH_IMPORT)
         lines += [
             "res = np.empty(flat.shape[0], np.int64)",
             f"search_sorted(np.ascontiguousarray(xs), flat, res, {op.side == 'right'})",
