@@ -161,7 +161,10 @@ def _vectorize_shape(op, node, x):
         return op.make_node(x)
     x_shape = x.shape
     core_ndim = x.type.ndim - b
-    return [broadcast_to(x_shape[b:], (*x_shape[:b], core_ndim))]
+    # Static batch lengths stay static: a batch dimension of length 1 must keep
+    # broadcasting against the other inputs' batches in what reads the shape.
+    batch = [x.type.shape[d] if x.type.shape[d] is not None else x_shape[d] for d in range(b)]
+    return [broadcast_to(x_shape[b:], (*batch, core_ndim))]
 
 
 @_vectorize_node.register(Shape_i)

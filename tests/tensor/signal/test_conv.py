@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import scipy.signal
 
+import lucent
 import lucent.tensor as lt
 from lucent.gradient import verify_grad
 from lucent.tensor.signal import convolve1d, convolve2d
@@ -130,3 +131,22 @@ def test_convolve2d_gradient_and_errors():
         convolve2d(A, B, boundary="reflect")
     with pytest.raises(ValueError, match="method"):
         Convolve2d(method="slow")
+
+
+@pytest.mark.parametrize("mode", ["full", "valid", "same"])
+def test_batched_signal_with_one_kernel_gradient(mode):
+    """The kernel's gradient when the signal is batched and the kernel is not: the
+    gradient's shape tests are vectorised with the kernel's batch of static length 1."""
+    data, k = lt.dmatrix("data"), lt.dvector("k")
+    rng = np.random.default_rng(12)
+    d, kv = rng.normal(size=(10, 8)), rng.normal(size=3)
+    out = convolve1d(data, k, mode)
+    g = lucent.grad((out * out).sum(), k)
+    got_out, got_g = run([out, g], {data: d, k: kv})
+    ref = np.stack([scipy.signal.convolve(r, kv, mode) for r in d])
+    np.testing.assert_allclose(got_out, ref, rtol=1e-12, atol=1e-12)
+    eps = 1e-6
+    num = [((np.stack([scipy.signal.convolve(r, kv + eps * e, mode) for r in d]) ** 2).sum()
+            - (np.stack([scipy.signal.convolve(r, kv - eps * e, mode) for r in d]) ** 2).sum()) / (2 * eps)
+           for e in np.eye(3)]
+    np.testing.assert_allclose(got_g, num, rtol=1e-6)
