@@ -35,7 +35,7 @@ import os
 import pickle
 
 #: Bumped when the way call sites are generated changes.
-KERNEL_CALLS_VERSION = 1
+KERNEL_CALLS_VERSION = 2
 
 _unique = itertools.count()
 
@@ -187,21 +187,34 @@ def _checksum(key, payload):
     return hashlib.sha256(key.encode() + b"\0" + payload).hexdigest()
 
 
-def write_record(module_path, key, sites):
-    """Write ``{site index: {slot: argument types}}`` next to the graph module (atomically).
+def signature_key(sig) -> str:
+    """A graph function specialisation's argument types, as text the record can hold."""
+    from numba.core import sigutils
 
-    The targets already recorded (by another process that compiled other
-    specialisations of the same graph function into the shared cache) are
-    kept: the cache may hold their machine code, whose slots a later
-    process must fill too.
+    args, _ = sigutils.normalize_signature(sig)
+    return repr(tuple(str(t) for t in args))
+
+
+def write_record(module_path, key, sites, signatures=()):
+    """Write the call sites' targets and the specialisations they serve next to the graph module.
+
+    The record is ``{"targets": {site index: {slot: argument types}},
+    "signatures": [signature_key, ...]}``. What is already recorded (by
+    another process that compiled other specialisations of the same graph
+    function into the shared cache) is kept: the cache may hold their
+    machine code, whose slots a later process must fill too. The file is
+    replaced atomically.
     """
     targets = {site.index: dict(site.targets) for site in sites}
-    earlier = read_record(module_path, key) or {}
-    for site in sites:
-        for slot, arg_types in earlier.get(site.index, {}).items():
-            if slot == site.slot_name(arg_types):
-                targets[site.index].setdefault(slot, tuple(arg_types))
-    payload = pickle.dumps(targets, protocol=4)
+    known = set(signatures)
+    earlier = read_record(module_path, key)
+    if earlier is not None:
+        for site in sites:
+            for slot, arg_types in earlier["targets"].get(site.index, {}).items():
+                if slot == site.slot_name(arg_types):
+                    targets[site.index].setdefault(slot, tuple(arg_types))
+        known |= set(earlier["signatures"])
+    payload = pickle.dumps({"targets": targets, "signatures": sorted(known)}, protocol=4)
     data = pickle.dumps({"checksum": _checksum(key, payload), "payload": payload}, protocol=4)
     path = _record_path(module_path)
     tmp = f"{path}.{os.getpid()}.tmp"
@@ -224,19 +237,22 @@ def read_record(module_path, key):
         payload = outer["payload"]
         if outer["checksum"] != _checksum(key, payload):
             return None
-        return pickle.loads(payload)
+        record = pickle.loads(payload)
+        if not isinstance(record.get("targets"), dict) or not isinstance(record.get("signatures"), list):
+            return None
+        return record
     except Exception:
         return None
 
 
-def restore_targets(sites, record) -> bool:
-    """Load the kernel specialisations ``record`` lists; ``False`` if it does not fit ``sites``."""
+def restore_targets(sites, targets) -> bool:
+    """Load the kernel specialisations a record's ``targets`` lists; ``False`` if they do not fit ``sites``."""
     by_index = {site.index: site for site in sites}
-    if set(record) != set(by_index):
+    if set(targets) != set(by_index):
         return False
-    for index, targets in record.items():
+    for index, slots in targets.items():
         site = by_index[index]
-        for slot, arg_types in targets.items():
+        for slot, arg_types in slots.items():
             if slot != site.slot_name(arg_types):
                 return False
             site.address(arg_types)  # compiles or loads the kernel
@@ -256,6 +272,37 @@ def fill_slots(dispatcher, sites):
                 ctypes.c_void_p.from_address(where).value = site.address(arg_types)
 
 
+class RecordCheckedCache:
+    """Numba's disk cache of a graph function, loading only specialisations whose slots are known.
+
+    Machine code loaded from the cache has empty slots, and only the record
+    says which kernel specialisation each one needs. The record is written
+    just after Numba saves the machine code, so another process compiling
+    the same graph at the same time (two test workers, two notebooks) can
+    leave a cache entry whose record does not list it yet. Such an entry is
+    not loaded: the specialisation is compiled here instead (typing fills
+    the slots' targets), which costs one compile and never runs a call
+    through an empty slot.
+    """
+
+    def __init__(self, inner, record_path, key, sites):
+        self._inner = inner
+        self._record_path = record_path
+        self._key = key
+        self._sites = sites
+
+    def load_overload(self, sig, targetctx):
+        record = read_record(self._record_path, self._key)
+        if record is None or signature_key(sig) not in record["signatures"]:
+            return None
+        if not restore_targets(self._sites, record["targets"]):
+            return None
+        return self._inner.load_overload(sig, targetctx)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
 __all__ = [
     "KERNEL_CALLS_VERSION",
     "KernelCallSite",
@@ -273,12 +320,13 @@ def prepare(dispatcher, sites, key, record_path):
     """Make ``dispatcher`` fill its slots whenever it compiles or loads a specialisation.
 
     ``record_path`` is the cached graph module's path (``None`` for a graph
-    compiled in memory only). A cached graph whose record is missing or
-    does not fit is recompiled: its cached machine code would have empty
-    slots. The sites used are the ones the graph module was created with
-    (a second build of the same graph in this process brings its own,
-    which its module never sees); preparing is finished only when nothing
-    in it failed, so an interrupted compile is prepared again next time.
+    compiled in memory only); its cache then loads only specialisations the
+    record lists (``RecordCheckedCache``), and every specialisation compiled
+    here is added to the record. The sites used are the ones the graph
+    module was created with (a second build of the same graph in this
+    process brings its own, which its module never sees); preparing is
+    finished only when nothing in it failed, so an interrupted compile is
+    prepared again next time.
     """
     if getattr(dispatcher, "__lucent_ready__", False):
         return
@@ -286,28 +334,26 @@ def prepare(dispatcher, sites, key, record_path):
     dispatcher.__lucent_sites__ = sites
     if not getattr(dispatcher, "__lucent_wrapped__", False):
         original = dispatcher.compile
+        signatures = set()
 
         def compile_and_fill(sig):
             before = {site.index: dict(site.targets) for site in sites}
+            known = len(signatures)
             entry = original(sig)
+            signatures.add(signature_key(sig))
             fill_slots(dispatcher, sites)
-            if record_path is not None and {site.index: site.targets for site in sites} != before:
-                write_record(record_path, key, sites)
+            changed = {site.index: site.targets for site in sites} != before or len(signatures) != known
+            if record_path is not None and changed:
+                write_record(record_path, key, sites, signatures)
             return entry
 
         dispatcher.compile = compile_and_fill
+        if record_path is not None and getattr(dispatcher, "_cache", None) is not None:
+            dispatcher._cache = RecordCheckedCache(dispatcher._cache, record_path, key, sites)
         dispatcher.__lucent_wrapped__ = True
-    if record_path is not None:
-        record = read_record(record_path, key)
-        if record is None or not restore_targets(sites, record):
-            for site in sites:
-                site.targets.clear()
-            cache = getattr(dispatcher, "_cache", None)
-            if cache is not None and hasattr(cache, "flush"):
-                cache.flush()
     # Specialisations already compiled or loaded (an earlier, interrupted build).
     fill_slots(dispatcher, sites)
     dispatcher.__lucent_ready__ = True
 
 
-__all__.append("prepare")
+__all__ += ["RecordCheckedCache", "prepare", "signature_key"]

@@ -138,36 +138,68 @@ def test_a_new_process_loads_the_graph_and_its_kernels_from_the_cache(tmp_path):
     assert "graph_fn" in swapped["compiled"]
 
 
+class _Site:
+    index = 0
+
+    def __init__(self, targets):
+        self.targets = targets
+
+    def slot_name(self, arg_types):
+        return "slot_" + "_".join(arg_types)
+
+
 def test_the_record_is_checked_against_its_key(tmp_path):
     path = str(tmp_path / "lucent_graph_x.py")
-
-    class Site:
-        index = 0
-        targets = {"slot": ("int64",)}
-
-    kernel_calls.write_record(path, "key-a", [Site()])
-    assert kernel_calls.read_record(path, "key-a") == {0: {"slot": ("int64",)}}
+    kernel_calls.write_record(path, "key-a", [_Site({"slot_int64": ("int64",)})], ["(int64,)"])
+    assert kernel_calls.read_record(path, "key-a") == {
+        "targets": {0: {"slot_int64": ("int64",)}}, "signatures": ["(int64,)"]
+    }
     assert kernel_calls.read_record(path, "key-b") is None
 
 
 def test_the_record_keeps_what_other_processes_compiled(tmp_path):
     """Two processes compiling other specialisations of one cached graph both leave their targets."""
     path = str(tmp_path / "lucent_graph_x.py")
-
-    class Site:
-        index = 0
-
-        def __init__(self, targets):
-            self.targets = targets
-
-        def slot_name(self, arg_types):
-            return "slot_" + "_".join(arg_types)
-
-    kernel_calls.write_record(path, "key-a", [Site({"slot_int64": ("int64",)})])
-    kernel_calls.write_record(path, "key-a", [Site({"slot_float64": ("float64",)})])
+    kernel_calls.write_record(path, "key-a", [_Site({"slot_int64": ("int64",)})], ["(int64,)"])
+    kernel_calls.write_record(path, "key-a", [_Site({"slot_float64": ("float64",)})], ["(float64,)"])
     assert kernel_calls.read_record(path, "key-a") == {
-        0: {"slot_int64": ("int64",), "slot_float64": ("float64",)}
+        "targets": {0: {"slot_int64": ("int64",), "slot_float64": ("float64",)}},
+        "signatures": ["(float64,)", "(int64,)"],
     }
     # A record of another key (a damaged or foreign one) is not carried over.
-    kernel_calls.write_record(path, "key-b", [Site({"slot_int8": ("int8",)})])
-    assert kernel_calls.read_record(path, "key-b") == {0: {"slot_int8": ("int8",)}}
+    kernel_calls.write_record(path, "key-b", [_Site({"slot_int8": ("int8",)})], ["(int8,)"])
+    assert kernel_calls.read_record(path, "key-b") == {
+        "targets": {0: {"slot_int8": ("int8",)}}, "signatures": ["(int8,)"]
+    }
+
+
+def test_a_cache_entry_the_record_does_not_list_is_not_loaded(tmp_path):
+    """Another process saves the machine code just before it records it: such an entry is compiled."""
+    from numba import types
+
+    path = str(tmp_path / "lucent_graph_x.py")
+    loaded = []
+
+    class NumbaCache:
+        def load_overload(self, sig, targetctx):
+            loaded.append(sig)
+            return "machine code"
+
+    class Site(_Site):
+        def address(self, arg_types):
+            return 0
+
+    site = Site({})
+    cache = kernel_calls.RecordCheckedCache(NumbaCache(), path, "key-a", [site])
+    sig = (types.float64,)
+    assert cache.load_overload(sig, None) is None  # no record yet
+    kernel_calls.write_record(path, "key-a", [Site({"slot_int64": ("int64",)})], ["(int64,)"])
+    assert cache.load_overload(sig, None) is None  # recorded, but not this specialisation
+    assert loaded == []
+    kernel_calls.write_record(
+        path, "key-a", [Site({"slot_float64": ("float64",)})], [kernel_calls.signature_key(sig)]
+    )
+    assert cache.load_overload(sig, None) == "machine code"
+    assert loaded == [sig]
+    # the recorded targets are known before the machine code runs
+    assert site.targets == {"slot_int64": ("int64",), "slot_float64": ("float64",)}
