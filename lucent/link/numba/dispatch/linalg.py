@@ -16,6 +16,10 @@ those. Two things differ from NumPy and are handled here:
   LAPACK's ``?potrf``, ``?trtrs`` and ``?potrs`` (the routines SciPy's
   reference path calls), and a failure LAPACK reports (not positive
   definite, a zero pivot) gives NaN, as on the reference path.
+* A general real system of order up to ``SMALL_SOLVE_ORDER`` is solved by
+  Gaussian elimination in native loops (``small_lu_solve``), LAPACK's
+  algorithm without the cost around a LAPACK call, which dominates for a
+  batch of thousands of small systems.
 
 LAPACK works in column-major order, the transpose of a C array's: a
 factor or solution is computed in a C-contiguous buffer holding the
@@ -39,7 +43,7 @@ from lucent.tensor.linalg.inverse import MatrixInverse, MatrixPinv, TensorInv
 from lucent.tensor.linalg.solvers.general import Solve
 from lucent.tensor.linalg.summary import Det
 
-LINALG_VERSION = 4
+LINALG_VERSION = 5
 
 
 def destroying_kernel(name, params, body, helpers, destroyed):
@@ -260,10 +264,92 @@ def numba_funcify_Cholesky(op, node, **kwargs):
     return destroying_kernel("cholesky", ["x"], body, helpers, destroyed)
 
 
+#: Largest order solved by ``small_lu_solve`` instead of LAPACK.
+SMALL_SOLVE_ORDER = 24
+
+
+def small_solve_helper(dt, b_ndim):
+    """Source of ``small_lu_solve(A, B)``: Gaussian elimination with partial pivoting in native loops.
+
+    For a small system, LAPACK's ``?gesv`` costs less than what surrounds the
+    call (a column-major copy of ``a``, the pivot and info arrays, the
+    checks), and a batch of thousands of 8x8 systems (``Blockwise``) pays it
+    per matrix. This is the algorithm of LAPACK's unblocked ``?getf2`` and
+    ``?getrs`` (largest pivot in the column, row swaps, unit lower factor),
+    on a row-major copy made while the input is checked for non-finite
+    values. As on the reference path, an exactly zero pivot (a singular
+    matrix) or a non-finite input gives NaN everywhere.
+    """
+    return f'''
+@numba.njit(cache=False)
+def small_lu_solve(A, B):
+    n = A.shape[0]
+    lu = np.empty((n, n), dtype={dt})
+    finite = True
+    for i in range(n):
+        for j in range(n):
+            v = A[i, j]
+            if not np.isfinite(v):
+                finite = False
+            lu[i, j] = v
+    k = {"1" if b_ndim == 1 else "B.shape[1]"}
+    x = np.empty((n, k), dtype={dt})
+    for i in range(n):
+        for c in range(k):
+            v = {"B[i]" if b_ndim == 1 else "B[i, c]"}
+            if not np.isfinite(v):
+                finite = False
+            x[i, c] = v
+    if not finite:
+        return np.full(B.shape, np.nan, dtype={dt})
+    for col in range(n):
+        p = col
+        big = abs(lu[col, col])
+        for i in range(col + 1, n):
+            if abs(lu[i, col]) > big:
+                big = abs(lu[i, col])
+                p = i
+        if big == 0:
+            return np.full(B.shape, np.nan, dtype={dt})
+        if p != col:
+            for j in range(n):
+                lu[col, j], lu[p, j] = lu[p, j], lu[col, j]
+            for c in range(k):
+                x[col, c], x[p, c] = x[p, c], x[col, c]
+        pivot = lu[col, col]
+        for i in range(col + 1, n):
+            f = lu[i, col] / pivot
+            if f != 0:
+                for j in range(col + 1, n):
+                    lu[i, j] -= f * lu[col, j]
+                for c in range(k):
+                    x[i, c] -= f * x[col, c]
+    for i in range(n - 1, -1, -1):
+        for c in range(k):
+            s = x[i, c]
+            for j in range(i + 1, n):
+                s -= lu[i, j] * x[j, c]
+            x[i, c] = s / lu[i, i]
+    return {"x.reshape((n,))" if b_ndim == 1 else "x"}
+'''
+
+
+def _small_solve_lines(op, node):
+    """A general real system of order up to ``SMALL_SOLVE_ORDER`` is solved by ``small_lu_solve``."""
+    if op.assume_a != "gen" or node.outputs[0].type.dtype not in ("float32", "float64"):
+        return [], []
+    lines = [
+        f"if A.shape[0] == A.shape[1] and 0 < A.shape[0] <= {SMALL_SOLVE_ORDER} and B.shape[0] == A.shape[0]:",
+        "    return small_lu_solve(A, B)",
+    ]
+    return lines, [small_solve_helper(dtype_text(node.outputs[0].type.dtype), op.b_ndim)]
+
+
 @numba_funcify.register(Solve, version=LINALG_VERSION)
 def numba_funcify_Solve(op, node, **kwargs):
     dt = dtype_text(node.outputs[0].type.dtype)
-    body = _solve_in_a_lines(op, node) + [
+    small_lines, small_helpers = _small_solve_lines(op, node)
+    body = _solve_in_a_lines(op, node) + small_lines + [
         f"a = np.ascontiguousarray(A).astype({dt})", f"b = np.ascontiguousarray(B).astype({dt})"
     ]
     body += _square_check(op)
@@ -271,9 +357,8 @@ def numba_funcify_Solve(op, node, **kwargs):
         "if b.shape[0] != a.shape[0]:",
         "    " + fail("Value", f"{esc(op)}: incompatible dimensions, `a` has {{}} rows and `b` {{}}",
                       "a.shape[0]", "b.shape[0]"),
-        f"nan_result = np.full(b.shape, np.nan, dtype={dt})",
         "if not (all_finite(a) and all_finite(b)):",
-        "    return nan_result",
+        f"    return np.full(b.shape, np.nan, dtype={dt})",
     ]
     b2 = "b" if op.b_ndim == 2 else "b.reshape((b.shape[0], 1))"
     unb2 = "" if op.b_ndim == 2 else ".reshape(b.shape)"
@@ -285,7 +370,7 @@ def numba_funcify_Solve(op, node, **kwargs):
         body += [
             f"L, ok = lapack_cholesky(a, {op.lower})",
             "if not ok:",
-            "    return nan_result",
+            f"    return np.full(b.shape, np.nan, dtype={dt})",
             f"return lapack_cho_solve(L, np.ascontiguousarray({b2}), {op.lower}){unb2}",
         ]
     else:
@@ -297,15 +382,17 @@ def numba_funcify_Solve(op, node, **kwargs):
             body.append("a = tridiagonal_part(a)")
         body += [
             "if a.shape[0] == 0:",
-            "    return nan_result",
+            f"    return np.full(b.shape, np.nan, dtype={dt})",
             "try:",
             "    return np.linalg.solve(a, b)",
             "except Exception:",
-            "    return nan_result",
+            f"    return np.full(b.shape, np.nan, dtype={dt})",
         ]
     destroyed = "B" if op.overwrite_b and node.inputs[1].type == node.outputs[0].type else None
     extra = [import_line(PREFIX[node.outputs[0].type.dtype] + "gesv")] if _solves_in_a(op, node) else []
-    return destroying_kernel("solve", ["A", "B"], body, extra + _helpers(*helpers) + extra_helpers, destroyed)
+    return destroying_kernel(
+        "solve", ["A", "B"], body, extra + _helpers(*helpers) + extra_helpers + small_helpers, destroyed
+    )
 
 
 def _solves_in_a(op, node):

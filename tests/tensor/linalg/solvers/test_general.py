@@ -80,6 +80,35 @@ def test_solve_empty_and_non_contiguous():
     np.testing.assert_allclose(run(solve(A, B), {A: a, B: bv}), np.linalg.solve(a, bv))
 
 
+@pytest.mark.parametrize("n", [1, 8, 24, 25])
+@pytest.mark.parametrize("b_ndim", [1, 2])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_batched_small_systems_match_numpy(n, b_ndim, dtype):
+    """A batch of small systems (solved in native loops up to order 24, by LAPACK above),
+    with a singular and a NaN block among them, and transposed (non-contiguous) blocks."""
+    A = lt.tensor3("A", dtype=dtype)
+    b = lt.matrix("b", dtype=dtype) if b_ndim == 1 else lt.tensor3("b", dtype=dtype)
+    a = (RNG.normal(size=(6, n, n)) + n * np.eye(n)).astype(dtype)
+    bv = RNG.normal(size=(6, n) if b_ndim == 1 else (6, n, 3)).astype(dtype)
+    a[2] = 0.0
+    a[3, 0, -1] = np.nan
+    out = run(solve(A, b, b_ndim=b_ndim), {A: a.transpose(0, 2, 1), b: bv})
+    assert out.dtype == dtype and out.shape == bv.shape
+    assert np.isnan(out[2]).all() and np.isnan(out[3]).all()
+    ok = [0, 1, 4, 5]
+    at = a.transpose(0, 2, 1)[ok].astype("float64")
+    expected = np.linalg.solve(at, bv[ok][..., None])[..., 0] if b_ndim == 1 else np.linalg.solve(at, bv[ok])
+    np.testing.assert_allclose(out[ok], expected, rtol=2e-4 if dtype == "float32" else 1e-10, atol=1e-5 if dtype == "float32" else 0)
+
+
+def test_small_system_pivots_on_the_largest_entry():
+    """Without row exchanges the first pivot (1e-20) would wipe out the answer."""
+    A, b = lt.dmatrix("A"), lt.dvector("b")
+    a = np.array([[1e-20, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 2.0, 3.0]])
+    bv = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(run(solve(A, b), {A: a, b: bv}), np.linalg.solve(a, bv), rtol=1e-12)
+
+
 def test_solve_checks_its_arguments():
     with pytest.raises(ValueError, match="Invalid assume_a"):
         Solve(assume_a="banana", b_ndim=1)
