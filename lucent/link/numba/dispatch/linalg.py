@@ -43,7 +43,7 @@ from lucent.tensor.linalg.inverse import MatrixInverse, MatrixPinv, TensorInv
 from lucent.tensor.linalg.solvers.general import Solve
 from lucent.tensor.linalg.summary import Det
 
-LINALG_VERSION = 5
+LINALG_VERSION = 6
 
 
 def destroying_kernel(name, params, body, helpers, destroyed):
@@ -146,23 +146,50 @@ def lapack_solve_helper(dtype, routine):
     ``lapack_cho_solve(c, b, lower)`` (``routine='potrs'``: ``c`` the Cholesky
     factor of the matrix). ``b`` is 2-d; neither argument is written. A
     failure LAPACK reports (a zero on a triangular diagonal) gives NaN everywhere.
+
+    LAPACK reads the matrix where it lies when its layout allows: an
+    F-contiguous ``a`` is the column-major matrix itself, and a C-contiguous
+    one is the column-major transpose, which serves by swapping the
+    triangle and the transposition (for ``potrs``: the other triangle of a
+    real factor gives the same matrix). Only the cases this cannot express
+    (a strided ``a``; the conjugate transposes of complex input) copy it.
+    The matrix is as large as the work for one right-hand side, so a copy
+    would cost more than the solve.
     """
     name = f"lapack_{PREFIX[dtype]}{routine}"
+    real = dtype in ("float32", "float64")
     head = import_line(PREFIX[dtype] + routine) + "\n@numba.njit(cache=False)\n"
     if routine == "trtrs":
         head += "def lapack_tri_solve(a, b, lower, trans, unit):\n"
-        call = (f"    {name}((np.array([{_L} if lower else {_U}], np.uint8), "
-                f"np.array([{_N} if trans == 0 else ({_T} if trans == 1 else {_C})], np.uint8), "
-                f"np.array([{_U} if unit else {_N}], np.uint8), nn, kk, at, nn, xt, nn, info))")
+        flip = "a.flags.c_contiguous" + ("" if real else " and trans != 2")
+        choose = f"""    if a.flags.f_contiguous:
+        m, lo, tr = a, lower, trans
+    elif {flip}:
+        # LAPACK sees a.T: the other triangle, and the other transposition
+        m, lo, tr = a, not lower, (1 if trans == 0 else 0)
+    else:
+        m, lo, tr = np.asfortranarray(a), lower, trans
+"""
+        call = (f"    {name}((np.array([{_L} if lo else {_U}], np.uint8), "
+                f"np.array([{_N} if tr == 0 else ({_T} if tr == 1 else {_C})], np.uint8), "
+                f"np.array([{_U} if unit else {_N}], np.uint8), nn, kk, m, nn, xt, nn, info))")
     else:
         head += "def lapack_cho_solve(a, b, lower):\n"
-        call = f"    {name}((np.array([{_L} if lower else {_U}], np.uint8), nn, kk, at, nn, xt, nn, info))"
+        flip = "a.flags.c_contiguous" if real else "False"
+        choose = f"""    if a.flags.f_contiguous:
+        m, lo = a, lower
+    elif {flip}:
+        # LAPACK sees a.T, the factor of the same matrix in the other triangle
+        m, lo = a, not lower
+    else:
+        m, lo = np.asfortranarray(a), lower
+"""
+        call = f"    {name}((np.array([{_L} if lo else {_U}], np.uint8), nn, kk, m, nn, xt, nn, info))"
     return head + f'''    n = a.shape[0]
     k = b.shape[1]
     if n == 0 or k == 0:
         return b.copy()
-    # C-contiguous transposes: LAPACK (column-major) reads them as a and b.
-    at = np.ascontiguousarray(a.T)
+{choose}    # the right-hand sides as rows of a C array: LAPACK's columns
     xt = np.empty((k, n), b.dtype)
     for i in range(n):
         for j in range(k):

@@ -24,7 +24,7 @@ from lucent.tensor.linalg.solvers.lstsq import Lstsq
 from lucent.tensor.linalg.solvers.psd import CholeskySolve
 from lucent.tensor.linalg.solvers.triangular import SolveTriangular
 
-SOLVE_VERSION = 3
+SOLVE_VERSION = 4
 
 EXPM = '''
 @numba.njit(cache=False)
@@ -57,19 +57,26 @@ def expm_pade13(a):
 
 
 def _b2(b_ndim, name="b"):
-    return name if b_ndim == 2 else f"{name}.reshape(({name}.shape[0], 1))"
+    """The right-hand side as a matrix (the LAPACK helpers read it element by element)."""
+    return name if b_ndim == 2 else f"np.ascontiguousarray({name}).reshape(({name}.shape[0], 1))"
+
+
+def _as_dtype(name, param, var, dt):
+    """``name = param`` in the output dtype, copied only when the dtype differs: the LAPACK
+    helpers read a matrix in place in either contiguous order."""
+    return f"{name} = {param}" if var.type.dtype == dt.replace("np.", "") else f"{name} = {param}.astype({dt})"
 
 
 @numba_funcify.register(SolveTriangular, version=SOLVE_VERSION)
 def numba_funcify_SolveTriangular(op, node, **kwargs):
     dt = dtype_text(node.outputs[0].type.dtype)
     body = [
-        f"a = np.ascontiguousarray(A).astype({dt})",
-        f"b = np.ascontiguousarray(B).astype({dt})",
+        _as_dtype("a", "A", node.inputs[0], dt),
+        _as_dtype("b", "B", node.inputs[1], dt),
         "if a.shape[0] != a.shape[1] or b.shape[0] != a.shape[0]:",
         "    " + fail("Value", "SolveTriangular: incompatible shapes, `a` has {} x {} and `b` {} rows",
                       "a.shape[0]", "a.shape[1]", "b.shape[0]"),
-        f"x = lapack_tri_solve(a, np.ascontiguousarray({_b2(op.b_ndim)}), {op.lower}, {op.trans}, {op.unit_diagonal})",
+        f"x = lapack_tri_solve(a, {_b2(op.b_ndim)}, {op.lower}, {op.trans}, {op.unit_diagonal})",
         "return x" if op.b_ndim == 2 else "return x.reshape(b.shape)",
     ]
     destroyed = "B" if op.destroy_map.get(0) == [1] and node.inputs[1].type == node.outputs[0].type else None
@@ -81,12 +88,12 @@ def numba_funcify_SolveTriangular(op, node, **kwargs):
 def numba_funcify_CholeskySolve(op, node, **kwargs):
     dt = dtype_text(node.outputs[0].type.dtype)
     body = [
-        f"L = np.ascontiguousarray(C).astype({dt})",
-        f"b = np.ascontiguousarray(B).astype({dt})",
+        _as_dtype("L", "C", node.inputs[0], dt),
+        _as_dtype("b", "B", node.inputs[1], dt),
         "if L.shape[0] != L.shape[1] or b.shape[0] != L.shape[0]:",
         "    " + fail("Value", "CholeskySolve: incompatible shapes, `c` has {} x {} and `b` {} rows",
                       "L.shape[0]", "L.shape[1]", "b.shape[0]"),
-        f"x = lapack_cho_solve(L, np.ascontiguousarray({_b2(op.b_ndim)}), {op.lower})",
+        f"x = lapack_cho_solve(L, {_b2(op.b_ndim)}, {op.lower})",
         "return x" if op.b_ndim == 2 else "return x.reshape(b.shape)",
     ]
     destroyed = "B" if op.destroy_map.get(0) == [1] and node.inputs[1].type == node.outputs[0].type else None

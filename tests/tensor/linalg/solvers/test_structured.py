@@ -94,3 +94,37 @@ def test_structured_solver_gradients():
     verify_grad(lambda x, y: lu_solve(lu_factor(x), y), [a, b], rng=rng, mode=fc)
     verify_grad(lambda x, y: lstsq(x, y, -1.0)[0], [RNG.normal(size=(5, 3)), RNG.normal(size=5)], rng=rng, mode=fc)
     verify_grad(lambda x: tensorsolve(x, np.ones((2, 2))), [np.eye(4).reshape(2, 2, 2, 2) + 0.1], rng=rng, mode=fc)
+
+
+def _layouts(m):
+    """``m`` in C order, in Fortran order and as a strided view."""
+    big = np.zeros((m.shape[0] * 2, m.shape[1] * 2), dtype=m.dtype)
+    big[::2, ::2] = m
+    return {"C": np.ascontiguousarray(m), "F": np.asfortranarray(m), "strided": big[::2, ::2]}
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+@pytest.mark.parametrize("trans", [0, 1, 2])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])
+def test_triangular_and_cholesky_solves_read_every_layout(layout, trans, lower, dtype):
+    """The fast path reads a C- or F-ordered factor where it lies (LAPACK sees the transpose of
+    a C array) and copies only a strided one: every layout gives SciPy's answer."""
+    n = 5
+    rng = np.random.default_rng(3)
+    m = rng.normal(size=(n, n)) + n * np.eye(n)
+    if dtype.startswith("complex"):
+        m = m + 1j * rng.normal(size=(n, n))
+    m = m.astype(dtype)
+    # the triangle that is not read holds garbage
+    tri = np.tril(m) if lower else np.triu(m)
+    a = (tri + (np.triu(m, 1) if lower else np.tril(m, -1)) * 7).astype(dtype)
+    bv = rng.normal(size=(n, 2)).astype(dtype)
+    A, B = lt.matrix("A", dtype=dtype), lt.matrix("B", dtype=dtype)
+    rtol = 1e-4 if dtype == "float32" else 1e-10
+    out = run(solve_triangular(A, B, lower=lower, trans=trans), {A: _layouts(a)[layout], B: bv})
+    np.testing.assert_allclose(out, scipy.linalg.solve_triangular(a, bv, lower=lower, trans=trans), rtol=rtol)
+    if trans == 0:
+        c = tri
+        out = run(cho_solve((A, lower), B), {A: _layouts(a)[layout], B: bv})
+        np.testing.assert_allclose(out, scipy.linalg.cho_solve((c, lower), bv), rtol=rtol)
