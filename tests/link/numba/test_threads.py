@@ -113,3 +113,45 @@ def test_small_inputs_stay_on_one_thread():
         return min(times) / 50
 
     assert best(f2) < 1.5 * best(f1) + 20e-6
+
+
+@two_threads
+@pytest.mark.parametrize("axis", [-1, 0])
+@pytest.mark.parametrize("kind", ["softmax", "log_softmax"])
+def test_two_threads_share_softmax_rows(kind, axis):
+    """Softmax rows are independent: with two threads each thread takes a chunk of them, and
+    every row is computed exactly as on one thread (rows holding inf and NaN too)."""
+    from lucent.tensor.special import log_softmax, softmax
+
+    fn = softmax if kind == "softmax" else log_softmax
+    rng = np.random.default_rng(4)
+    Z = rng.standard_normal((301, PARALLEL_MIN // 300 + 1000))
+    Z[5, 3] = np.inf
+    Z[7, 0] = np.nan
+    Z[:, 9] = -np.inf
+
+    def compiled(threads):
+        with lucent.config.change_flags(numba__num_threads=threads):
+            z = lt.dmatrix("z")
+            return lucent.function([z], fn(z, axis=axis), mode="FAST_RUN")
+
+    f2 = compiled(2)
+    kernel_text = "".join(
+        open(k.py_func.__code__.co_filename).read() for k in _kernels(f2) if hasattr(k, "py_func")
+    )
+    assert "softmax_rows_parallel" in kernel_text
+    np.testing.assert_array_equal(f2(Z), compiled(1)(Z))
+    np.testing.assert_allclose(f2(np.nan_to_num(Z, posinf=0, neginf=0, nan=0)),
+                               _reference(kind, np.nan_to_num(Z, posinf=0, neginf=0, nan=0), axis), rtol=1e-12)
+
+
+def _reference(kind, z, axis):
+    e = z - z.max(axis=axis, keepdims=True)
+    if kind == "softmax":
+        return np.exp(e) / np.exp(e).sum(axis=axis, keepdims=True)
+    return e - np.log(np.exp(e).sum(axis=axis, keepdims=True))
+
+
+def _kernels(f):
+    program = f.maker.linker.program
+    return [site.kernel for site in getattr(program.fn, "__lucent_sites__", [])]

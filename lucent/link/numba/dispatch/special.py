@@ -7,7 +7,9 @@ the maximum, ``exp(x - max)`` written into the output (with the vectorised
 then the normalisation. As in ``perform``, a non-finite maximum is
 replaced by 0 before subtracting, so rows holding inf/NaN give the same
 values. Axes covering the whole array make it one row; several (not
-all) axes are moved last and flattened first.
+all) axes are moved last and flattened first. With more than one kernel
+thread (``config.numba__num_threads``), a large input's rows are shared
+among the threads.
 
 The lucent ops have no separate gradient ops (their gradients are built
 from element-wise ops and sums), so nothing else is needed here.
@@ -19,12 +21,13 @@ import math
 
 
 from lucent.link.numba.dispatch.basic import kernel_from_source, numba_funcify
-from lucent.link.numba.dispatch.elemwise import _indent
+from lucent.link.numba.dispatch.elemwise import KERNEL_OPTIONS, _indent
 from lucent.link.numba.dispatch.scalar import VECMATH_IMPORT
+from lucent.link.numba.dispatch.threads import PARALLEL_MIN, chunk_bounds, kernel_threads, parallel_decorator
 from lucent.tensor.special import LogSoftmax, Softmax
 from numba import njit
 
-SPECIAL_VERSION = 2
+SPECIAL_VERSION = 3
 
 
 @njit(error_model="numpy", fastmath={"contract"})
@@ -73,7 +76,7 @@ def row_sum(row):
     return (s0 + s1) + (s2 + s3)
 
 
-def _source(kind, nd, axes, out_dtype):
+def _source(kind, nd, axes, out_dtype, threads=1):
     """Kernel text: loop over all rows along ``axes`` (a sorted tuple, or None for all axes)."""
     if axes is not None and len(axes) == 1:
         axis = axes[0]
@@ -98,9 +101,26 @@ def _source(kind, nd, axes, out_dtype):
     loops = [("    " * k) + f"for k{k} in range(xt.shape[{k}]):" for k in range(nd - 1)]
     idx = "".join(f"k{k}, " for k in range(nd - 1))
     body = [f"xr = xt[{idx}:]", f"orow = ot[{idx}:]"] + _row_lines(kind, out_dtype)
-    lines += loops + _indent(body, nd - 1)
+    serial = loops + _indent(body, nd - 1)
+    parallel = ""
+    if threads > 1:
+        # The rows are independent: the first batch dimension is cut into one
+        # chunk per thread (see .threads); small inputs stay on one thread.
+        chunk = ["for c in numba.prange(%d):" % threads] + _indent(
+            chunk_bounds("c", threads, "xt.shape[0]")
+            + ["for k0 in range(lo, hi):"]
+            + _indent(loops[1:] and [line[4:] for line in loops[1:]], 1)
+            + _indent(body, nd - 1),
+            1,
+        )
+        parallel = (
+            parallel_decorator(**KERNEL_OPTIONS)
+            + "\ndef softmax_rows_parallel(xt, ot):\n" + "\n".join(_indent(chunk, 1)) + "\n\n\n"
+        )
+        serial = [f"if x.size >= {PARALLEL_MIN} and xt.shape[0] > 1:", "    softmax_rows_parallel(xt, ot)", "else:"] + _indent(serial, 1)
+    lines += serial
     lines.append("return out")
-    return "def softmax_kernel(x):\n" + "\n".join(_indent(lines, 1)) + "\n"
+    return parallel + "def softmax_kernel(x):\n" + "\n".join(_indent(lines, 1)) + "\n"
 
 
 def _multi_axis_source(kind, nd, axes, out_dtype):
@@ -140,8 +160,10 @@ def _row_lines(kind, out_dtype):
 def _funcify(kind, op, node):
     x = node.inputs[0]
     out_dtype = node.outputs[0].type.dtype
-    source = _source(kind, x.type.ndim, op.axis, out_dtype)
-    imports = VECMATH_IMPORT + f"\n# special v{SPECIAL_VERSION}\nfrom lucent.link.numba.dispatch.special import row_max, row_sum"
+    source = _source(kind, x.type.ndim, op.axis, out_dtype, kernel_threads())
+    imports = "import numba\n" + VECMATH_IMPORT + (
+        f"\n# special v{SPECIAL_VERSION}\nfrom lucent.link.numba.dispatch.special import row_max, row_sum"
+    )
     return kernel_from_source(source, "softmax_kernel", imports, error_model="numpy")
 
 
