@@ -32,6 +32,7 @@ KERNEL_MODULES = (
     "linalg_solve",
     "linalg_schur",
     "linalg_tridiagonal",
+    "linalg_triangle_product",
     "blockwise",
     "assumptions",
     "builders",

@@ -67,7 +67,8 @@ class Cholesky(BatchedCoreOp):
         """Murray (2016), "Differentiation of the Cholesky decomposition", in matrix form.
 
         With ``L`` lower and ``P = Phi(L^T G)`` (lower triangle, diagonal
-        halved), ``S = L^-T P L^-1`` and the cotangent of ``x`` is the lower
+        halved; only that triangle is computed, ``TriangleOfProduct``),
+        ``S = L^-T P L^-1`` and the cotangent of ``x`` is the lower
         (upper for ``lower=False``) triangle of ``S + S^T`` minus the
         diagonal of ``S``. An upper factor is handled through ``U = L^T``.
         """
@@ -75,10 +76,16 @@ class Cholesky(BatchedCoreOp):
         from lucent.tensor.linalg.solvers.general import Solve
         from lucent.tensor.math import dot
 
+        from lucent.tensor.linalg.triangle_product import lower_triangle_of_product
+
         (chol,), (g,) = outputs, output_grads
         if not self.lower:
             chol, g = chol.T, g.T
-        phi = _structure.lower_triangle(dot(chol.T, g))
+        if chol.type.dtype in ("float32", "float64"):
+            # only the lower triangle of the product, with chol.T upper triangular
+            phi = lower_triangle_of_product(chol.T, g, a_upper=True)
+        else:
+            phi = _structure.lower_triangle(dot(chol.T, g))
         phi = phi - _structure.diagonal_part(phi) / 2.0
         solve_upper = Solve(assume_a="gen", b_ndim=2)
         s = solve_upper(chol.T, solve_upper(chol.T, phi.T).T)
