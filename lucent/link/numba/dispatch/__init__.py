@@ -33,6 +33,7 @@ KERNEL_MODULES = (
     "linalg_schur",
     "linalg_tridiagonal",
     "linalg_triangle_product",
+    "linalg_triangle_solve",
     "blockwise",
     "assumptions",
     "builders",

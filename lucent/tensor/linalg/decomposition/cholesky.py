@@ -68,7 +68,8 @@ class Cholesky(BatchedCoreOp):
 
         With ``L`` lower and ``P = Phi(L^T G)`` (lower triangle, diagonal
         halved; only that triangle is computed, ``TriangleOfProduct``),
-        ``S = L^-T P L^-1`` and the cotangent of ``x`` is the lower
+        ``S = L^-T P L^-1`` (``L^-T P^T`` is upper triangular:
+        ``SolveTriangularOfTriangle``) and the cotangent of ``x`` is the lower
         (upper for ``lower=False``) triangle of ``S + S^T`` minus the
         diagonal of ``S``. An upper factor is handled through ``U = L^T``.
         """
@@ -76,19 +77,24 @@ class Cholesky(BatchedCoreOp):
         from lucent.tensor.linalg.solvers.general import Solve
         from lucent.tensor.math import dot
 
+        from lucent.tensor.linalg.solvers.triangle_rhs import solve_triangular_of_triangle
         from lucent.tensor.linalg.triangle_product import lower_triangle_of_product
 
         (chol,), (g,) = outputs, output_grads
         if not self.lower:
             chol, g = chol.T, g.T
+        solve_upper = Solve(assume_a="gen", b_ndim=2)
         if chol.type.dtype in ("float32", "float64"):
-            # only the lower triangle of the product, with chol.T upper triangular
+            # Only the lower triangle of the product, with chol.T upper triangular;
+            # then L^-T P^T is upper triangular, a third of a full solve.
             phi = lower_triangle_of_product(chol.T, g, a_upper=True)
+            phi = phi - _structure.diagonal_part(phi) / 2.0
+            inner = solve_triangular_of_triangle(chol.T, phi.T, lower=False)
         else:
             phi = _structure.lower_triangle(dot(chol.T, g))
-        phi = phi - _structure.diagonal_part(phi) / 2.0
-        solve_upper = Solve(assume_a="gen", b_ndim=2)
-        s = solve_upper(chol.T, solve_upper(chol.T, phi.T).T)
+            phi = phi - _structure.diagonal_part(phi) / 2.0
+            inner = solve_upper(chol.T, phi.T)
+        s = solve_upper(chol.T, inner.T)
         tri = _structure.lower_triangle if self.lower else _structure.upper_triangle
         return [tri(s + s.T) - _structure.diagonal_part(s)]
 
