@@ -56,5 +56,27 @@ def check_square_value(value, who):
     if value.shape[0] != value.shape[1]:
         raise ValueError(f"{who}: input array is expected to be square but has the shape: {value.shape}")
 
+def real_float_matrices(a, b, who):
+    """``a`` and ``b`` as matrices of their common dtype, which must be float32 or float64.
 
-__all__ = ["linalg_output_dtype", "linalg_real_output_dtype"]
+    For the internal ops of the factorisations' gradients, whose fast paths
+    call the real BLAS/LAPACK routines only.
+    """
+    from lucent.tensor.basic import as_tensor_variable, cast
+
+    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    if a.type.ndim != 2 or b.type.ndim != 2:
+        raise TypeError(f"{who} needs two matrices, got {a.type.ndim}-D and {b.type.ndim}-D inputs")
+    dtype = np.result_type(a.type.dtype, b.type.dtype).name
+    if dtype not in ("float32", "float64"):
+        raise TypeError(f"{who} computes in float32 or float64, not {dtype}")
+    a = a if a.type.dtype == dtype else cast(a, dtype)
+    b = b if b.type.dtype == dtype else cast(b, dtype)
+    return a, b, dtype
+
+
+__all__ = [
+    "linalg_output_dtype",
+    "linalg_real_output_dtype",
+    "real_float_matrices",
+]

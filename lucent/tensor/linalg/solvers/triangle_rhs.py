@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from lucent.graph.basic import Apply
-from lucent.tensor.basic import as_tensor_variable
 from lucent.tensor.blockwise import BatchedCoreOp
+from lucent.tensor.linalg.dtype_utils import real_float_matrices
 from lucent.tensor.type import TensorType
 
 
@@ -35,18 +35,7 @@ class SolveTriangularOfTriangle(BatchedCoreOp):
         self.gufunc_signature = "(m,m),(m,n)->(m,n)"
 
     def make_node(self, a, b):
-        from lucent.tensor.basic import cast
-
-        a, b = as_tensor_variable(a), as_tensor_variable(b)
-        if a.type.ndim != 2 or b.type.ndim != 2:
-            raise TypeError(
-                f"SolveTriangularOfTriangle needs two matrices, got {a.type.ndim}-D and {b.type.ndim}-D inputs"
-            )
-        dtype = np.result_type(a.type.dtype, b.type.dtype).name
-        if dtype not in ("float32", "float64"):
-            raise TypeError(f"SolveTriangularOfTriangle computes in float32 or float64, not {dtype}")
-        a = a if a.type.dtype == dtype else cast(a, dtype)
-        b = b if b.type.dtype == dtype else cast(b, dtype)
+        a, b, dtype = real_float_matrices(a, b, "SolveTriangularOfTriangle")
         return Apply(self, [a, b], [TensorType(dtype, b.type.shape)()])
 
     def perform(self, node, inputs, output_storage):
