@@ -106,6 +106,50 @@ def test_gemv(dtype, inplace, alpha, beta):
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_gemv_edges(dtype, inplace):
+    """The cases BLAS itself would get wrong or refuse go through perform's accumulation."""
+    from lucent.link.numba.dispatch.basic import numba_funcify
+
+    yv, A, xv = lt.tensor(dtype=dtype, shape=(None,)), lt.tensor(dtype=dtype, shape=(None, None)), lt.tensor(dtype=dtype, shape=(None,))
+    a, b = lt.tensor(dtype=dtype, shape=()), lt.tensor(dtype=dtype, shape=())
+    out = Gemv(inplace)(yv, a, A, xv, b)
+    one, zero = np.asarray(1.0, dtype), np.asarray(0.0, dtype)
+    with_nan = _v((3, 4), dtype)
+    with_nan[1, 2] = np.nan
+    # alpha == 0: NaN in A still reaches the result (BLAS would skip the product)
+    check(out, _v((3,), dtype), zero, with_nan, _v((4,), dtype), one, inplace=inplace)
+    # beta == 0: the accumulator is not read
+    check(out, np.full(3, np.nan, dtype), one, _v((3, 4), dtype), _v((4,), dtype), zero, inplace=inplace)
+    # empty inner dimension: beta * y (BLAS would return y unscaled); empty output
+    check(out, _v((3,), dtype), one, _v((3, 0), dtype), _v((0,), dtype), np.asarray(2.0, dtype), inplace=inplace)
+    check(out, _v((0,), dtype), one, _v((0, 4), dtype), _v((4,), dtype), one, inplace=inplace)
+    # one row, one column; Fortran-ordered and row-strided matrices
+    check(out, _v((1,), dtype), one, _v((1, 5), dtype), _v((5,), dtype), one, inplace=inplace)
+    check(out, _v((5,), dtype), one, _v((5, 1), dtype), _v((1,), dtype), one, inplace=inplace)
+    check(out, _v((3,), dtype), one, np.asfortranarray(_v((3, 4), dtype)), _v((4,), dtype), one, inplace=inplace)
+    check(out, _v((3,), dtype), one, _v((6, 8), dtype)[::2, ::2], _v((4,), dtype), one, inplace=inplace)
+    # negative steps (copied before BLAS reads them), and a strided accumulator written in place
+    kernel = numba_funcify(out.owner.op, out.owner)
+    M, x, y = _v((4, 3), dtype), _v((3,), dtype), _v((8,), dtype)
+    expected = 0.5 * y[::-2] + 2.0 * (M[::-1] @ x[::-1])
+    got = kernel(y[::-2].copy(), np.asarray(2.0, dtype), M[::-1], x[::-1], np.asarray(0.5, dtype))
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    base = y.copy()
+    got = kernel(base[::2], np.asarray(2.0, dtype), M, x, np.asarray(0.5, dtype))
+    np.testing.assert_allclose(got, 0.5 * y[::2] + 2.0 * (M @ x), rtol=1e-5)
+    if inplace:
+        assert np.shares_memory(got, base)
+        np.testing.assert_array_equal(base[1::2], y[1::2])
+    # an accumulator that is also the vector: the product reads x before it is written
+    v = _v((3,), dtype)
+    square = _v((3, 3), dtype)
+    expected = 1.0 * v + 1.0 * (square @ v)
+    got = kernel(v, one, square, v, one) if inplace else kernel(v.copy(), one, square, v, one)
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("destructive", [False, True])
 def test_ger(dtype, destructive):
     A, x, y = lt.tensor(dtype=dtype, shape=(None, None)), lt.tensor(dtype=dtype, shape=(None,)), lt.tensor(dtype=dtype, shape=(None,))

@@ -26,7 +26,16 @@ from __future__ import annotations
 import numpy as np
 
 from lucent.link.numba.dispatch.basic import numba_funcify
-from lucent.link.numba.dispatch.cblas import CBLAS_VERSION, extent_lines, gemm_symbol, operand_lines, row_major_test
+from lucent.link.numba.dispatch.cblas import (
+    CBLAS_VERSION,
+    NO_TRANS,
+    TRANS,
+    extent_lines,
+    gemm_symbol,
+    gemv_symbol,
+    operand_lines,
+    row_major_test,
+)
 from lucent.link.numba.dispatch.threads import kernel_threads
 from lucent.link.numba.dispatch.shape import dtype_text, esc, fail, loops, make_kernel
 from lucent.tensor.blas import BatchedDot, Dot22, Gemm, Gemv, Ger
@@ -83,9 +92,10 @@ def _product_helpers(dtype, na=2, nb=2):
     return [_loop_dot_text(na, nb, dtype)], "_loop_dot"
 
 
-def _cblas(dtype):
-    """The helper text importing ``cblas_gemm`` for ``dtype``, or ``None`` without a CBLAS."""
-    found = gemm_symbol(dtype) if str(dtype) in ("float32", "float64") else None
+def _cblas(dtype, routine="gemm"):
+    """The helper text importing ``cblas_<routine>`` for ``dtype``, or ``None`` without a CBLAS."""
+    symbol = {"gemm": gemm_symbol, "gemv": gemv_symbol}[routine]
+    found = symbol(dtype) if str(dtype) in ("float32", "float64") else None
     if found is None:
         return None
     kernel_threads()  # BLAS gets config.numba__num_threads threads when that is above 1
@@ -93,7 +103,7 @@ def _cblas(dtype):
     # BLAS gives different kernels, never a stale cached one.
     return (
         f"# cblas v{CBLAS_VERSION}: {found[1]} as {found[0]}, int{found[2]}\n"
-        "from lucent.link.numba.dispatch.cblas import cblas_gemm"
+        f"from lucent.link.numba.dispatch.cblas import cblas_{routine}"
     )
 
 
@@ -379,9 +389,113 @@ def numba_funcify_Gemm(op, node, **kwargs):
     return _accumulate_kernel(op, node, "gemm", 2)
 
 
-@numba_funcify.register(Gemv, version=1)
+def _vector_lines(name, item, out):
+    """Lines setting ``{out}`` / ``{out}_inc``: the vector ``name`` as BLAS reads it (a
+    positive step in elements; any other vector is copied)."""
+    step = f"{name}.strides[0]"
+    return [
+        f"if {name}.shape[0] <= 1 or ({step} > 0 and {step} % {item} == 0):",
+        f"    {out} = {name}",
+        f"    {out}_inc = {step} // {item} if {name}.shape[0] > 1 else 1",
+        "else:",
+        f"    {out} = np.ascontiguousarray({name})",
+        f"    {out}_inc = 1",
+    ]
+
+
+def _gemv_kernel(op, node, cblas):
+    """``Gemv`` as one ``?gemv`` call (see ``_gemm_kernel``, whose scheme this follows).
+
+    BLAS computes ``y = alpha * A @ x + beta * y`` into the accumulator
+    itself (``Gemv{inplace}``, when it has a positive step and shares no
+    memory with ``A`` or ``x``) or into a new vector holding a copy of it.
+    A transposed ``A`` is read with ``Trans``. ``alpha == 0`` and an empty
+    inner dimension (where BLAS would skip the product, or return without
+    scaling ``y``) go through the product-then-accumulate loop of
+    ``perform``.
+    """
+    dtype = node.outputs[0].type.dtype
+    dt = dtype_text(dtype)
+    item = np.dtype(dtype).itemsize
+    a, x = _operand("a", node.inputs[2], dtype), _operand("b", node.inputs[3], dtype)
+    lines = [
+        "alpha = np.asarray(alpha_).item()",
+        "beta = np.asarray(beta_).item()",
+        "if a.shape[1] != b.shape[0]:",
+        "    " + fail("Value", f"{esc(op)}: A {{}} and x {{}} are not aligned", "a.shape", "b.shape"),
+        "if z.shape != (a.shape[0],):",
+        "    " + fail("Value", f"{esc(op)}: the accumulator has shape {{}} but the product has shape {{}}",
+                     "z.shape", "(a.shape[0],)"),
+        f"a2 = {a}",
+        f"x2 = {x}",
+        "_m = a2.shape[0]",
+        "_k = a2.shape[1]",
+    ]
+    lines += operand_lines("a2", "_m", "_k", item, "_A") + _vector_lines("x2", item, "_x")
+    usable = "alpha != 0 and _k > 0"
+    if op.inplace:
+        # byte ranges: a vector BLAS reads or writes has a positive step (or one element)
+        lines += [
+            f"_zf = z.shape[0] <= 1 or (z.strides[0] > 0 and z.strides[0] % {item} == 0)",
+            f"_zx = z.strides[0] // {item} if z.shape[0] > 1 else 1",
+            "_z_lo = z.ctypes.data",
+            "_z_hi = _z_lo + z.itemsize + max(0, z.shape[0] - 1) * abs(z.strides[0])",
+            "_x_lo = _x.ctypes.data",
+            "_x_hi = _x_lo + _x.itemsize + max(0, _x.shape[0] - 1) * _x.strides[0]",
+        ]
+        lines += extent_lines("_A", "_a")
+        lines += [
+            f"direct = {usable} and _zf and (_z_hi <= _a_lo or _a_hi <= _z_lo) and (_z_hi <= _x_lo or _x_hi <= _z_lo)",
+            "if direct:",
+            "    out = z",
+            "    out_inc = _zx",
+            "    ga, gb = alpha, beta",
+            "else:",
+            f"    out = empty_output(z.shape, {dt})",
+            "    out_inc = 1",
+            "    ga, gb = 1.0, 0.0",
+        ]
+    else:
+        lines += [
+            f"direct = {usable}",
+            f"out = empty_output(z.shape, {dt})",
+            "out_inc = 1",
+            "ga, gb = 1.0, 0.0",
+            "if direct:",
+            "    ga, gb = alpha, beta",
+            "    if beta != 0:",
+            *["        " + ln for ln in loops([("i", "z.shape[0]")], ["out[i] = z[i]"])],
+        ]
+    lines += [
+        "if _m > 0:",
+        "    if _k == 0:",
+        *["        " + ln for ln in loops([("i", "_m")], [f"out[i] = {dt}(0)"])],
+        f"    elif _A_t == {NO_TRANS}:",
+        "        cblas_gemv(_A_t, _m, _k, ga, _A, _A_ld, _x, _x_inc, gb, out, out_inc)",
+        "    else:",
+        # a transposed C array: the k x m matrix it stores, read with Trans
+        "        cblas_gemv(_A_t, _k, _m, ga, _A, _A_ld, _x, _x_inc, gb, out, out_inc)",
+    ]
+    # General path: ``out`` holds the product; perform's accumulation.
+    target = "z" if op.inplace else "out"
+    lines += [
+        "if not direct:",
+        "    if beta == 0:",
+        *["        " + ln for ln in loops([("i", "out.shape[0]")], [f"{target}[i] = alpha * out[i]"])],
+        "    else:",
+        *["        " + ln for ln in loops([("i", "out.shape[0]")], [f"{target}[i] = beta * z[i] + alpha * out[i]"])],
+        "    return z" if op.inplace else "    return out",
+        "return out",
+    ]
+    return make_kernel("gemv", ["z", "alpha_", "a", "b", "beta_"], lines, [cblas])
+
+
+@numba_funcify.register(Gemv, version=2)
 def numba_funcify_Gemv(op, node, **kwargs):
     """``beta * y + alpha * dot(A, x)``; ``Gemv{inplace}`` overwrites y."""
+    cblas = _cblas(node.outputs[0].type.dtype, "gemv")
+    if cblas is not None:
+        return _gemv_kernel(op, node, cblas)
     return _accumulate_kernel(op, node, "gemv", 1)
 
 

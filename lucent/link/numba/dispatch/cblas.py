@@ -1,4 +1,4 @@
-"""Direct calls to the CBLAS ``?gemm`` of the BLAS NumPy itself uses, from generated kernels.
+"""Direct calls to the CBLAS ``?gemm`` and ``?gemv`` of the BLAS NumPy itself uses, from generated kernels.
 
 Why not Numba's ``np.dot(a, b, out)``: it compiles a separate set of
 helpers for every combination of operand layouts (C, F, A), which made the
@@ -14,10 +14,15 @@ and leading dimensions worked out from the operands' strides at run time
 ``beta`` given to BLAS, so ``Gemm{inplace}`` writes straight into its
 accumulator. The function is the one exported by the OpenBLAS bundled
 with NumPy (``numpy.libs``); its address is registered with LLVM under a
-fixed name (``lucent_cblas_dgemm``) before any kernel is compiled or
+fixed name (``lucent_cblas_dgemm64``) before any kernel is compiled or
 loaded, so the cached machine code refers to the name, never to an
 address, and stays valid in a new process. When no such library is found,
 ``gemm_symbol`` returns ``None`` and the kernels use ``np.dot`` as before.
+
+A matrix-vector product (``Gemv``) is one ``cblas_?gemv`` call the same way
+(``gemv_symbol``, ``cblas_gemv``): in a loop body it runs once per step, so
+what Numba's ``np.dot`` adds around BLAS (a layout dispatch and a result
+allocation) was a large part of a small step's time.
 """
 
 from __future__ import annotations
@@ -37,12 +42,15 @@ CBLAS_VERSION = 1
 #: CBLAS enumerations (cblas.h).
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 
-#: Exported names tried, in order, with the width of their integer arguments.
-_CANDIDATES = {
-    "float64": (("scipy_cblas_dgemm64_", 64), ("cblas_dgemm64_", 64), ("cblas_dgemm", 32)),
-    "float32": (("scipy_cblas_sgemm64_", 64), ("cblas_sgemm64_", 64), ("cblas_sgemm", 32)),
-}
+#: The BLAS precision letter of each dtype a CBLAS routine exists for.
+_LETTER = {"float64": "d", "float32": "s"}
 _resolved: dict = {}
+
+
+def _candidates(routine, dtype):
+    """Exported names tried for ``routine`` (``gemm``, ``gemv``), in order, with their integer width."""
+    name = _LETTER[dtype] + routine
+    return ((f"scipy_cblas_{name}64_", 64), (f"cblas_{name}64_", 64), (f"cblas_{name}", 32))
 
 
 def _libraries():
@@ -52,37 +60,56 @@ def _libraries():
     return sorted(glob.glob(os.path.join(root, "numpy.libs", "*openblas*")))
 
 
-def gemm_symbol(dtype):
-    """``(llvm_name, exported_name, int_bits)`` of the ``gemm`` for ``dtype``, or ``None``.
+def blas_symbol(routine, dtype):
+    """``(llvm_name, exported_name, int_bits)`` of CBLAS ``routine`` for ``dtype``, or ``None``.
 
     Resolving also registers the address with LLVM under ``llvm_name``,
     which must happen before a kernel calling it is compiled or loaded from
     the cache; kernel generators call this, so it always does.
     """
     dtype = str(dtype)
-    if dtype in _resolved:
-        return _resolved[dtype]
+    if (routine, dtype) in _resolved:
+        return _resolved[routine, dtype]
     found = None
-    if dtype in _CANDIDATES:
+    if dtype in _LETTER:
         for path in _libraries():
             try:
                 lib = ctypes.CDLL(path)
             except OSError:
                 continue
-            for name, bits in _CANDIDATES[dtype]:
+            for name, bits in _candidates(routine, dtype):
                 fn = getattr(lib, name, None)
                 if fn is None:
                     continue
                 import llvmlite.binding as llvm
 
-                llvm_name = f"lucent_cblas_{'d' if dtype == 'float64' else 's'}gemm{bits}"
+                llvm_name = f"lucent_cblas_{_LETTER[dtype]}{routine}{bits}"
                 llvm.add_symbol(llvm_name, ctypes.cast(fn, ctypes.c_void_p).value)
                 found = (llvm_name, name, bits)
                 break
             if found:
                 break
-    _resolved[dtype] = found
+    _resolved[routine, dtype] = found
     return found
+
+
+def gemm_symbol(dtype):
+    """``blas_symbol('gemm', dtype)``: the matrix-matrix product."""
+    return blas_symbol("gemm", dtype)
+
+
+def gemv_symbol(dtype):
+    """``blas_symbol('gemv', dtype)``: the matrix-vector product."""
+    return blas_symbol("gemv", dtype)
+
+
+def _integer(context, builder, value, typ, width):
+    value = context.cast(builder, value, typ, types.int64)
+    return builder.trunc(value, ir.IntType(width)) if width < 64 else value
+
+
+def _data(context, builder, value, typ):
+    return context.make_array(typ)(context, builder, value).data
 
 
 @intrinsic
@@ -93,7 +120,7 @@ def cblas_gemm(typingctx, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
     dtype = c.dtype
     if dtype not in (types.float64, types.float32) or a.dtype != dtype or b.dtype != dtype:
         return None
-    found = _resolved.get(str(dtype))
+    found = _resolved.get(("gemm", str(dtype)))
     if found is None:
         return None
     llvm_name, _, bits = found
@@ -110,11 +137,10 @@ def cblas_gemm(typingctx, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
         fn = cgutils.get_or_insert_function(builder.module, fnty, llvm_name)
 
         def integer(value, typ, width):
-            value = context.cast(builder, value, typ, types.int64)
-            return builder.trunc(value, ir.IntType(width)) if width < 64 else value
+            return _integer(context, builder, value, typ, width)
 
         def data(value, typ):
-            return context.make_array(typ)(context, builder, value).data
+            return _data(context, builder, value, typ)
 
         builder.call(fn, [
             ir.Constant(enum, ROW_MAJOR),
@@ -131,6 +157,53 @@ def cblas_gemm(typingctx, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
             context.cast(builder, beta_, targs[10], dtype),
             data(c_, targs[11]),
             integer(ldc_, targs[12], bits),
+        ])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def cblas_gemv(typingctx, ta, m, n, alpha, a, lda, x, incx, beta, y, incy):
+    """``y = alpha * op(a) @ x + beta * y`` (row-major CBLAS ``?gemv``; ``y`` is written).
+
+    ``m`` x ``n`` is the shape of ``a`` as stored (row-major, leading
+    dimension ``lda``); with ``ta == Trans`` the product is with its
+    transpose. ``incx``/``incy`` are the vectors' steps in elements (> 0).
+    """
+    if not (isinstance(a, types.Array) and isinstance(x, types.Array) and isinstance(y, types.Array)):
+        return None
+    dtype = y.dtype
+    if dtype not in (types.float64, types.float32) or a.dtype != dtype or x.dtype != dtype:
+        return None
+    found = _resolved.get(("gemv", str(dtype)))
+    if found is None:
+        return None
+    llvm_name, _, bits = found
+    sig = types.void(ta, m, n, alpha, a, lda, x, incx, beta, y, incy)
+
+    def codegen(context, builder, signature, args):
+        ta_, m_, n_, alpha_, a_, lda_, x_, incx_, beta_, y_, incy_ = args
+        targs = signature.args
+        fty = context.get_value_type(dtype)
+        ity = ir.IntType(bits)
+        enum = ir.IntType(32)
+        ptr = fty.as_pointer()
+        fnty = ir.FunctionType(ir.VoidType(), [enum, enum, ity, ity, fty, ptr, ity, ptr, ity, fty, ptr, ity])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, llvm_name)
+        builder.call(fn, [
+            ir.Constant(enum, ROW_MAJOR),
+            _integer(context, builder, ta_, targs[0], 32),
+            _integer(context, builder, m_, targs[1], bits),
+            _integer(context, builder, n_, targs[2], bits),
+            context.cast(builder, alpha_, targs[3], dtype),
+            _data(context, builder, a_, targs[4]),
+            _integer(context, builder, lda_, targs[5], bits),
+            _data(context, builder, x_, targs[6]),
+            _integer(context, builder, incx_, targs[7], bits),
+            context.cast(builder, beta_, targs[8], dtype),
+            _data(context, builder, y_, targs[9]),
+            _integer(context, builder, incy_, targs[10], bits),
         ])
         return context.get_dummy_value()
 
@@ -189,4 +262,14 @@ def extent_lines(name, out):
     ]
 
 
-__all__ = ["CBLAS_VERSION", "gemm_symbol", "cblas_gemm", "operand_lines", "row_major_test", "extent_lines"]
+__all__ = [
+    "CBLAS_VERSION",
+    "blas_symbol",
+    "cblas_gemm",
+    "cblas_gemv",
+    "extent_lines",
+    "gemm_symbol",
+    "gemv_symbol",
+    "operand_lines",
+    "row_major_test",
+]
