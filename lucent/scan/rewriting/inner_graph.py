@@ -9,9 +9,14 @@ therefore merged, pushed out and shortened like outer ones). The node is
 replaced by a ``Scan`` with the rewritten body, so the rewritten graph is
 what every path runs and what ``dprint`` and the debugging tools show.
 
-The in-place rewrites are left out: a step's inputs are views of the
-loop's buffers and sequences, which later steps still read. The exception
-is a random generator the loop carries: its draws advance it in place.
+The in-place rewrites are included, for the values a step computes: an
+element-wise node may write into the buffer of the product before it, so
+a step allocates once per chain rather than once per node. A step's inputs
+are views of the loop's buffers and sequences, which later steps still
+read: they are protected (not in ``destroyable_inputs``), so the
+``DestroyHandler`` refuses any rewrite that would write into one. The
+exception is a random generator the loop carries: its draws advance it in
+place.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ _DONE = weakref.WeakKeyDictionary()
 
 
 def scan_with_rewritten_body(op):
-    """A ``Scan`` like ``op`` whose body has the ``fast_run`` rewrites (except in-place)."""
+    """A ``Scan`` like ``op`` whose body has the ``fast_run`` rewrites (inputs protected)."""
     from lucent.graph.destroyhandler import DestroyHandler
     from lucent.graph.rewriting.db import RewriteDatabaseQuery, optdb
 
@@ -46,7 +51,7 @@ def scan_with_rewritten_body(op):
     fgraph = op.fgraph.clone()
     fgraph.destroyable_inputs = set()
     fgraph.attach_feature(DestroyHandler())
-    optdb.query(RewriteDatabaseQuery(include=["fast_run"], exclude=["inplace"])).rewrite(fgraph)
+    optdb.query(RewriteDatabaseQuery(include=["fast_run"])).rewrite(fgraph)
     _draw_in_place(op, fgraph)
     new_op = op.clone_with_inner_graph(fgraph)
     new_op.destroy_map = dict(op.destroy_map)

@@ -3,8 +3,9 @@
 An op such as ``OpFromGraph`` computes its inner ``FunctionGraph`` once on
 its inputs. Its kernel is that graph compiled the way the linker compiles an
 outer graph: a copy of the inner graph is rewritten with the ``fast_run``
-rewrites (in-place rewrites excluded: the kernel must not write into its
-inputs, which belong to the outer graph), each inner node gets its own
+rewrites (in place only into values it computes itself: its inputs belong
+to the outer graph and are protected from the ``DestroyHandler``'s point
+of view, so no rewrite may write into them), each inner node gets its own
 kernel from ``numba_funcify``, and a generated function calls them in
 order. The outer graph function then calls this kernel like any other, so
 the whole computation stays one piece of machine code.
@@ -34,7 +35,7 @@ from lucent.link.numba.dispatch.basic import numba_funcify
 
 
 def rewritten_inner_graph(op):
-    """A copy of ``op.fgraph`` with the ``fast_run`` rewrites (except in-place) applied."""
+    """A copy of ``op.fgraph`` with the ``fast_run`` rewrites applied (inputs protected)."""
     from lucent.graph.destroyhandler import DestroyHandler
     from lucent.graph.rewriting.db import RewriteDatabaseQuery, optdb
 
@@ -43,7 +44,7 @@ def rewritten_inner_graph(op):
         return fgraph  # rewritten when the outer graph was (e.g. ``scan_inner_graph``)
     fgraph.destroyable_inputs = set()
     fgraph.attach_feature(DestroyHandler())
-    rewriter = optdb.query(RewriteDatabaseQuery(include=["fast_run"], exclude=["inplace"]))
+    rewriter = optdb.query(RewriteDatabaseQuery(include=["fast_run"]))
     rewriter.rewrite(fgraph)
     return fgraph
 
