@@ -7,8 +7,10 @@ and a gradient of its own, hence Hessians). For the forward step
 backward step at ``t`` (from the last step down to the first):
 
 * receives, as sequences, the forward step's inputs at ``t`` (sequence
-  slices, and the stored states at each tap) and the incoming gradients of
-  the outputs at ``t``;
+  slices, and the stored states at each tap), the incoming gradients of
+  the outputs at ``t``, and what each recurrent output was at ``t``, so a
+  derivative written with the output's value (``1 - tanh**2``) reads it
+  from the forward loop's buffer instead of running the step again;
 * carries, for each recurrent output with taps down to ``-L``, a ``(L, ...)``
   array ``P`` whose row ``j`` is the gradient already collected for the
   state ``j`` steps before ``t`` (from the later steps that read it);
@@ -96,6 +98,12 @@ def scan_pullback(op, inputs, outputs, output_grads):
         b_seqs.append(rev(g[lay.init_lens[k] :]))
     for k in wanted_nit:
         b_seqs.append(rev(output_grads[lay.out_nit + k]))
+    # What each recurrent output was at each step, read from the forward buffer (which
+    # the taps above keep whole anyway): a gradient that uses the output's value
+    # (tanh's 1 - out**2, exp's out) reads it instead of computing the step again.
+    stored_states = list(range(lay.n_states))
+    for k in stored_states:
+        b_seqs.append(rev(outputs[k][lay.init_lens[k] :]))
     n_fwd_seq_args = info.n_seqs + sum(len(t) for t in lay.state_taps)
     grad_state_keys = list(g_state)
 
@@ -120,6 +128,8 @@ def scan_pullback(op, inputs, outputs, output_grads):
         pos += len(grad_state_keys)
         g_nit = args[pos : pos + len(wanted_nit)]
         pos += len(wanted_nit)
+        stored = args[pos : pos + len(stored_states)]
+        pos += len(stored_states)
         pendings = args[pos : pos + len(act_states)]
         pos += len(act_states)
         accs = args[pos : pos + len(diff_non_seqs)]
@@ -148,6 +158,9 @@ def scan_pullback(op, inputs, outputs, output_grads):
         grads = grad(
             None, wrt, known_grads=known, disconnected_inputs="ignore", return_disconnected="zero"
         ) if wrt else []
+        if grads:
+            reuse = {outs[k]: v for k, v in zip(stored_states, stored) if outs[k] not in fwd_inputs}
+            grads = clone_replace(list(grads), replace=reuse) if reuse else grads
         new_pending = []
         for k, P in zip(act_states, pendings):
             L = lay.init_lens[k]

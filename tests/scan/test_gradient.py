@@ -60,6 +60,29 @@ def test_rnn_gradient_matches_numpy_bptt():
     assert_allclose(got[2], gWr, atol=1e-10)
 
 
+def test_backward_step_reads_the_stored_outputs_instead_of_running_the_step_again():
+    """tanh's derivative is written with its output: the backward loop reads that from
+    the forward buffer, so its body has no product with W, and no tanh, left."""
+    from lucent.graph.traversal import ancestors
+    from lucent.scan.op import Scan
+
+    X, h0, W = lt.matrix("X"), lt.vector("h0"), lt.matrix("W")
+    hs = scan(lambda x_t, h, W: lt.tanh(lt.dot(W, h) + x_t), sequences=[X], outputs_info=[h0],
+              non_sequences=[W], return_updates=False)
+    gW = grad(hs[-1].sum(), W)
+    back = [v.owner.op for v in ancestors([gW]) if v.owner is not None and isinstance(v.owner.op, Scan)
+            and v.owner.op.name is None and v.owner.inputs[0] is not None]
+    bodies = [op.fgraph for op in back]
+    names = [str(n.op) for fg in bodies for n in fg.apply_nodes]
+    assert len(bodies) == 2  # the forward loop and its backward loop
+    assert sum("Tanh" in nm or "tanh" in nm for nm in names) == 1, names  # only the forward's
+    f = lucent.function([X, h0, W], gW)
+    Xv, h0v, Wv = RNG.normal(size=(50, 4)), RNG.normal(size=4), 0.5 * RNG.normal(size=(4, 4))
+    g_fast = f(Xv, h0v, Wv)
+    g_ref = lucent.function([X, h0, W], gW, mode="FAST_COMPILE")(Xv, h0v, Wv)
+    assert_allclose(g_fast, g_ref, rtol=1e-10)
+
+
 def test_truncate_gradient_and_while_gradient():
     x, h0 = lt.vector("x"), lt.scalar("h0")
     acc = scan(lambda v, h: h * 0.5 + v, sequences=[x], outputs_info=[h0], truncate_gradient=2,

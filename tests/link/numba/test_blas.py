@@ -141,6 +141,10 @@ def test_gemv_edges(dtype, inplace):
     if inplace:
         assert np.shares_memory(got, base)
         np.testing.assert_array_equal(base[1::2], y[1::2])
+    # past SMALL_GEMV elements the product is BLAS's, in both layouts
+    big = _v((130, 140), dtype)
+    check(out, _v((130,), dtype), np.asarray(0.5, dtype), big, _v((140,), dtype), np.asarray(2.0, dtype), inplace=inplace)
+    check(out, _v((140,), dtype), np.asarray(0.5, dtype), big.T, _v((130,), dtype), zero, inplace=inplace)
     # an accumulator that is also the vector: the product reads x before it is written
     v = _v((3,), dtype)
     square = _v((3, 3), dtype)

@@ -242,3 +242,32 @@ def test_first_length_mismatch_decides_the_message():
     with pytest.raises(ValueError, match="not compatible in dimension 0$"):
         k(np.ones(3), np.ones(4), np.ones(1))
     assert k(np.ones(3), np.ones(3), np.ones(3)).tolist() == [3.0, 3.0, 3.0]
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4), (0, 3), (), (5,)])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int16", "complex128"])
+def test_flat_view_is_a_view_that_keeps_its_array_alive(shape, dtype):
+    """The flat view of a C array (built without Numba's reshape) has the array's data,
+    length ``size`` and a unit step, and owns a reference to the array's memory."""
+    import gc
+
+    import numba
+
+    from lucent.link.numba.dispatch.elemwise import flat_view
+
+    @numba.njit
+    def flat(x):
+        return flat_view(x)
+
+    @numba.njit
+    def flat_of_fresh(n):
+        return flat_view(np.arange(n * 2.0).reshape((n, 2)))
+
+    a = np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape)
+    g = flat(a)
+    assert g.shape == (a.size,) and g.strides == (a.itemsize,)
+    assert a.size == 0 or np.shares_memory(g, a)
+    np.testing.assert_array_equal(g, a.ravel())
+    g = flat_of_fresh(4)
+    gc.collect()
+    np.testing.assert_array_equal(g, np.arange(8.0))
