@@ -44,6 +44,7 @@ import numpy as np
 
 from lucent.compile.sharedvalue import SharedVariable
 from lucent.graph.basic import Apply, Constant, NominalVariable, Variable
+from lucent.graph.destroyhandler import order_destroyers
 from lucent.graph.fg import FunctionGraph, MissingInputError
 from lucent.graph.op import HasInnerGraph, Op, io_connection_pattern
 from lucent.graph.replace import clone_replace
@@ -81,7 +82,8 @@ def construct_nominal_fgraph(inputs, outputs):
     dummies = [NominalVariable(k, inp.type) for k, inp in enumerate(inputs)]
     # With repeated inputs the last occurrence wins; the others stay unused.
     replaced = clone_replace(list(outputs), replace=dict(zip(inputs, dummies)))
-    return FunctionGraph(dummies, replaced, clone=True, copy_inputs=False)
+    # a body rewritten in place keeps its readers-before-writer order (order_destroyers)
+    return order_destroyers(FunctionGraph(dummies, replaced, clone=True, copy_inputs=False))
 
 
 def _data_signature(data):

@@ -169,6 +169,22 @@ class DestroyHandler(Feature):
         return True
 
 
+def order_destroyers(fgraph):
+    """Give ``fgraph`` a ``DestroyHandler`` when one of its nodes works in place.
+
+    A graph built from nodes already rewritten in place (an op's inner graph:
+    a loop body, an ``OpFromGraph``) has no handler, so its ``toposort``
+    would not know that every other reader of a value must run before the
+    node that overwrites it. With the handler attached, the orderings come
+    back wherever the graph is scheduled. Returns ``fgraph``.
+    """
+    if hasattr(fgraph, "destroy_handler"):
+        return fgraph
+    if any(getattr(node.op, "destroy_map", None) for node in fgraph.apply_nodes):
+        fgraph.attach_feature(DestroyHandler())
+    return fgraph
+
+
 def _read_lazily(fgraph, var):
     """Whether a branching node (an op declaring ``lazy_branches``) reads ``var`` in a branch."""
     for client, i in fgraph.clients.get(var, []):

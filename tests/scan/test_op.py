@@ -143,3 +143,26 @@ def test_random_draws_in_the_native_loop():
         assert_allclose(got, ref)
         assert caller.bit_generator.state == state
         assert after.bit_generator.state == g.bit_generator.state
+
+
+def test_a_body_rewritten_in_place_reads_a_value_before_overwriting_it(lucent_mode):
+    """The step's value ``a`` is read by a sum and overwritten by ``a * w`` (in place):
+    the sum must run first on every path, whatever order the body's nodes were built in."""
+    xs, w = lt.dmatrix("xs"), lt.dvector("w")
+
+    def step(x_t, w):
+        a = lt.set_subtensor(x_t[1:3], 5.0)  # a fresh value the in-place rewrite may overwrite
+        return [a * w, a.sum() + 0 * w]
+
+    outs = scan(step, sequences=[xs], non_sequences=[w], return_updates=False)
+    f = lucent.function([xs, w], outs, mode=lucent_mode)
+    xv = np.random.default_rng(3).normal(size=(5, 4))
+    wv = np.linspace(0.5, 2.0, 4)
+    a = xv.copy()
+    a[:, 1:3] = 5.0
+    got = f(xv, wv)
+    assert_allclose(got[0], a * wv, rtol=1e-12)
+    assert_allclose(got[1], np.repeat(a.sum(axis=1)[:, None], 4, axis=1), rtol=1e-12)
+    body = [n for n in f.maker.fgraph.toposort() if isinstance(n.op, Scan)][0].op.fgraph
+    if lucent_mode == "FAST_RUN":
+        assert any(n.op.destroy_map for n in body.apply_nodes), "the body was not rewritten in place"

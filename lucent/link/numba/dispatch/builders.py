@@ -39,9 +39,13 @@ def rewritten_inner_graph(op):
     from lucent.graph.destroyhandler import DestroyHandler
     from lucent.graph.rewriting.db import RewriteDatabaseQuery, optdb
 
+    from lucent.graph.destroyhandler import order_destroyers
+
     fgraph = op.fgraph.clone()
     if getattr(op, "_inner_rewritten", False):
-        return fgraph  # rewritten when the outer graph was (e.g. ``scan_inner_graph``)
+        # rewritten when the outer graph was (e.g. ``scan_inner_graph``); its in-place
+        # nodes run after the other readers of what they overwrite
+        return order_destroyers(fgraph)
     fgraph.destroyable_inputs = set()
     fgraph.attach_feature(DestroyHandler())
     rewriter = optdb.query(RewriteDatabaseQuery(include=["fast_run"]))
