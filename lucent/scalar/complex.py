@@ -99,7 +99,14 @@ class Complex(BinaryScalarOp):
     output_types_preference = staticmethod(complex_out)
 
     def impl(self, re, im):
-        return np.asarray(re) + 1j * np.asarray(im)
+        # each part set on its own: ``re + 1j * im`` would turn an infinite ``im`` into
+        # a nan real part and lose the sign of a zero ``im``
+        re, im = np.asarray(re), np.asarray(im)
+        dtype = complex_out(get_scalar_type(re.dtype.name), get_scalar_type(im.dtype.name))[0].dtype
+        out = np.empty(np.broadcast(re, im).shape, dtype=dtype)
+        out.real = re
+        out.imag = im
+        return out if out.ndim else out[()]
 
     def L_op(self, inputs, outputs, output_grads):
         (re, im), (gz,) = inputs, output_grads

@@ -23,6 +23,7 @@ from lucent.scalar.basic import (
     true_div,
     upcast_out,
     upcast_out_nobool,
+    upgrade_to_float,
     upgrade_to_float_no_complex,
 )
 from lucent.scalar import basic as _b
@@ -53,12 +54,25 @@ class FloatUnaryOp(UnaryScalarOp):
 
     def L_op(self, inputs, outputs, output_grads):
         (x,), (out,), (gz,) = inputs, outputs, output_grads
+        if x.type.dtype in _b.complex_dtypes:
+            raise NotImplementedError(
+                f"the gradient of {self.name} is not implemented for complex inputs (got {x.type.dtype})"
+            )
         if x.type.dtype not in continuous_dtypes:
             return [_zero_like_float(x)]
         return [gz * self.derivative(x, out)]
 
 
-class Exp(FloatUnaryOp):
+class ComplexUnaryOp(FloatUnaryOp):
+    """A ``FloatUnaryOp`` NumPy also defines on complex numbers (complex in, same complex out).
+
+    As in PyTensor, its gradient is only defined for real inputs.
+    """
+
+    output_types_preference = staticmethod(upgrade_to_float)
+
+
+class Exp(ComplexUnaryOp):
     name = "exp"
     ufunc = np.exp
 
@@ -66,7 +80,7 @@ class Exp(FloatUnaryOp):
         return out
 
 
-class Exp2(FloatUnaryOp):
+class Exp2(ComplexUnaryOp):
     name = "exp2"
     ufunc = np.exp2
 
@@ -74,7 +88,7 @@ class Exp2(FloatUnaryOp):
         return out * _c(np.log(2.0), out)
 
 
-class Expm1(FloatUnaryOp):
+class Expm1(ComplexUnaryOp):
     name = "expm1"
     ufunc = np.expm1
 
@@ -82,7 +96,7 @@ class Expm1(FloatUnaryOp):
         return out + _c(1, out)
 
 
-class Log(FloatUnaryOp):
+class Log(ComplexUnaryOp):
     name = "log"
     ufunc = np.log
 
@@ -90,7 +104,7 @@ class Log(FloatUnaryOp):
         return reciprocal(x)
 
 
-class Log2(FloatUnaryOp):
+class Log2(ComplexUnaryOp):
     name = "log2"
     ufunc = np.log2
 
@@ -98,7 +112,7 @@ class Log2(FloatUnaryOp):
         return reciprocal(x * _c(np.log(2.0), x))
 
 
-class Log10(FloatUnaryOp):
+class Log10(ComplexUnaryOp):
     name = "log10"
     ufunc = np.log10
 
@@ -106,7 +120,7 @@ class Log10(FloatUnaryOp):
         return reciprocal(x * _c(np.log(10.0), x))
 
 
-class Log1p(FloatUnaryOp):
+class Log1p(ComplexUnaryOp):
     name = "log1p"
     ufunc = np.log1p
 
@@ -114,7 +128,7 @@ class Log1p(FloatUnaryOp):
         return reciprocal(x + _c(1, x))
 
 
-class Sqrt(FloatUnaryOp):
+class Sqrt(ComplexUnaryOp):
     name = "sqrt"
     ufunc = np.sqrt
 
@@ -122,7 +136,7 @@ class Sqrt(FloatUnaryOp):
         return _c(0.5, out) / out
 
 
-class Reciprocal(FloatUnaryOp):
+class Reciprocal(ComplexUnaryOp):
     name = "reciprocal"
     ufunc = np.reciprocal
 
@@ -130,7 +144,7 @@ class Reciprocal(FloatUnaryOp):
         return neg(out * out)
 
 
-class Sin(FloatUnaryOp):
+class Sin(ComplexUnaryOp):
     name = "sin"
     ufunc = np.sin
 
@@ -138,7 +152,7 @@ class Sin(FloatUnaryOp):
         return cos(x)
 
 
-class Cos(FloatUnaryOp):
+class Cos(ComplexUnaryOp):
     name = "cos"
     ufunc = np.cos
 
@@ -146,7 +160,7 @@ class Cos(FloatUnaryOp):
         return neg(sin(x))
 
 
-class Tan(FloatUnaryOp):
+class Tan(ComplexUnaryOp):
     name = "tan"
     ufunc = np.tan
 
@@ -154,7 +168,7 @@ class Tan(FloatUnaryOp):
         return _c(1, out) + out * out
 
 
-class Tanh(FloatUnaryOp):
+class Tanh(ComplexUnaryOp):
     name = "tanh"
     ufunc = np.tanh
 
@@ -162,7 +176,7 @@ class Tanh(FloatUnaryOp):
         return _c(1, out) - out * out
 
 
-class ArcTan(FloatUnaryOp):
+class ArcTan(ComplexUnaryOp):
     name = "arctan"
     ufunc = np.arctan
 
@@ -170,7 +184,7 @@ class ArcTan(FloatUnaryOp):
         return reciprocal(_c(1, x) + x * x)
 
 
-class ArcSin(FloatUnaryOp):
+class ArcSin(ComplexUnaryOp):
     name = "arcsin"
     ufunc = np.arcsin
 
@@ -178,7 +192,7 @@ class ArcSin(FloatUnaryOp):
         return reciprocal(sqrt(_c(1, x) - x * x))
 
 
-class ArcCos(FloatUnaryOp):
+class ArcCos(ComplexUnaryOp):
     name = "arccos"
     ufunc = np.arccos
 
@@ -186,7 +200,7 @@ class ArcCos(FloatUnaryOp):
         return neg(reciprocal(sqrt(_c(1, x) - x * x)))
 
 
-class Sinh(FloatUnaryOp):
+class Sinh(ComplexUnaryOp):
     name = "sinh"
     ufunc = np.sinh
 
@@ -194,7 +208,7 @@ class Sinh(FloatUnaryOp):
         return cosh(x)
 
 
-class Cosh(FloatUnaryOp):
+class Cosh(ComplexUnaryOp):
     name = "cosh"
     ufunc = np.cosh
 
@@ -202,7 +216,7 @@ class Cosh(FloatUnaryOp):
         return sinh(x)
 
 
-class ArcSinh(FloatUnaryOp):
+class ArcSinh(ComplexUnaryOp):
     name = "arcsinh"
     ufunc = np.arcsinh
 
@@ -210,7 +224,7 @@ class ArcSinh(FloatUnaryOp):
         return reciprocal(sqrt(x * x + _c(1, x)))
 
 
-class ArcCosh(FloatUnaryOp):
+class ArcCosh(ComplexUnaryOp):
     name = "arccosh"
     ufunc = np.arccosh
 
@@ -218,7 +232,7 @@ class ArcCosh(FloatUnaryOp):
         return reciprocal(sqrt(x * x - _c(1, x)))
 
 
-class ArcTanh(FloatUnaryOp):
+class ArcTanh(ComplexUnaryOp):
     name = "arctanh"
     ufunc = np.arctanh
 
@@ -368,9 +382,15 @@ class Sqr(UnaryScalarOp):
         return [gz * _c(2, x) * x]
 
 
+def _abs_out(*types):
+    """``abs`` keeps the dtype, except that of a complex number, which is its part's float."""
+    part = {"complex64": "float32", "complex128": "float64"}.get(types[0].dtype)
+    return (_b.get_scalar_type(part),) if part else same_out(*types)
+
+
 class Abs(UnaryScalarOp):
     name = "abs"
-    output_types_preference = staticmethod(same_out)
+    output_types_preference = staticmethod(_abs_out)
 
     def impl(self, x):
         return np.abs(x)

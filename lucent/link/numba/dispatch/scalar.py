@@ -37,10 +37,10 @@ from lucent.scalar import math as sm
 from lucent.scalar.composite import Composite
 from lucent.scalar.loop import ScalarLoop
 from lucent.scalar.special_grad import GammaIncDk
-from lucent.link.numba.dispatch import vecmath
+from lucent.link.numba.dispatch import complex_math, vecmath
 
 #: Bump when the generated text of any scalar template changes meaning.
-SCALAR_CODEGEN_VERSION = 2
+SCALAR_CODEGEN_VERSION = 3
 
 #: Hash of vecmath.py, written into every kernel that imports from it, so a
 #: change there gives new kernel files (Numba's cache only tracks the
@@ -55,8 +55,13 @@ VECMATH_IMPORT = (
 )
 
 SUPPORTED_DTYPES = frozenset(
-    ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
+    ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+     "complex64", "complex128"]
 )
+
+#: Hash of complex_math.py, in the import line of kernels using it (as VECMATH_HASH).
+with open(os.path.join(os.path.dirname(__file__), "complex_math.py"), "rb") as _f:
+    COMPLEX_IMPORT = f"# complex_math {hashlib.sha256(_f.read()).hexdigest()[:16]}\n" + complex_math.IMPORT
 
 _LIBM = {
     sm.Exp: "math.exp({})", sm.Expm1: "math.expm1({})", sm.Log: "math.log({})",
@@ -95,6 +100,9 @@ def literal(value, dtype):
     value = np.asarray(value, dtype=dtype).reshape(())[()]
     if dtype == "bool":
         return "True" if value else "False"
+    if dtype.startswith("complex"):
+        parts = [literal(part, "float64") for part in (value.real, value.imag)]
+        return f"np.{dtype}(complex({parts[0]}, {parts[1]}))"
     if dtype.startswith("float"):
         f = float(value)
         text = "math.nan" if math.isnan(f) else ("math.inf" if f == math.inf else "-math.inf" if f == -math.inf else repr(f))
@@ -108,6 +116,9 @@ def cast(expr, src, dst):
         return expr
     if dst == "bool":
         return f"({expr} != 0)"
+    if _complex(src) and not _complex(dst):
+        # NumPy's astype keeps the real part
+        return cast(f"({expr}).real", "float64", dst)
     if _float(src) and dst != "int64" and dst.startswith(("int", "uint")):
         # Through int64 (as C on x86 does for NumPy): negatives wrap into
         # unsigned types instead of being undefined.
@@ -117,6 +128,10 @@ def cast(expr, src, dst):
 
 def _float(dtype):
     return dtype in ("float32", "float64")
+
+
+def _complex(dtype):
+    return dtype in ("complex64", "complex128")
 
 
 class ScalarProgram:
@@ -203,11 +218,17 @@ class ScalarProgram:
     def imports(self):
         """Import lines the body needs beyond ``VECMATH_IMPORT`` (SciPy's routines)."""
         names = sorted({_SCIPY[type(sop)] for sop in self.scalar_ops() if type(sop) in _SCIPY})
+        text = COMPLEX_IMPORT if self.uses_complex() else ""
         if not names:
-            return ""
-        return (
+            return text
+        return text + (
             f"# scipy_special v{_scipy_version()}\n"
             f"from lucent.link.numba.dispatch.scipy_special import {', '.join(names)}\n"
+        )
+
+    def uses_complex(self):
+        return any(_complex(d) for d in self.input_dtypes + self.output_dtypes) or any(
+            _complex(d) for _, args, results in self._steps for _, d in args + results
         )
 
     def uses_vector_math(self):
@@ -312,6 +333,64 @@ def _expr_dtype(op, args, odt):
     return "?"  # unknown: always cast to the output dtype
 
 
+def _complex_expression(op, kind, texts, dtypes, odt, to):
+    """Templates of the scalar ops on complex numbers (inputs or output complex).
+
+    Arithmetic is Numba's complex arithmetic; functions come from ``cmath``
+    or ``complex_math`` (computed in complex128, as NumPy's results). An op
+    NumPy does not define on complex numbers, or whose complex form lucent
+    has no template for (``maximum``/``minimum``, ``clip``), has no kernel.
+    """
+    wide = "complex128"
+    if kind is ps.Add:
+        return "(" + " + ".join(to(odt)) + ")"
+    if kind is ps.Mul:
+        return "(" + " * ".join(to(odt)) + ")"
+    if kind is ps.Sub:
+        a, b = to(odt)
+        return f"({a} - {b})"
+    if kind is ps.Neg:
+        return f"(-{to(odt, 0)})"
+    if kind is ps.TrueDiv:
+        a, b = to(wide)
+        return f"c_div({a}, {b})"
+    if kind is ps.Pow and _complex(odt):
+        a, b = to(wide)
+        return f"c_pow({a}, {b})"
+    if kind in (ps.Identity,):
+        return to(odt, 0)
+    if kind is ps.Second:
+        return to(odt, 1)
+    if kind is ps.Switch:
+        cond = texts[0] if dtypes[0] == "bool" else f"({texts[0]} != 0)"
+        return f"({to(odt, 1)} if {cond} else {to(odt, 2)})"
+    if kind is sm.Sqr:
+        a = to(odt, 0)
+        return f"({a} * {a})"
+    if kind is sm.Abs and _complex(dtypes[0]):
+        return f"abs({texts[0]})"
+    if kind is sm.Sign and _complex(odt):
+        return f"c_sign({to(wide, 0)})"
+    if kind is sm.Real and _complex(dtypes[0]):
+        return f"({texts[0]}).real"
+    if kind is sm.Imag and _complex(dtypes[0]):
+        return f"({texts[0]}).imag"
+    if kind is sm.Conj and _complex(dtypes[0]):
+        return f"({texts[0]}).conjugate()"
+    if type(op).__name__ == "Complex":
+        re, im = to("float64")
+        return f"complex({re}, {im})"
+    if kind is ps.IsNan and _complex(dtypes[0]):
+        return f"c_isnan({texts[0]})"
+    if kind is ps.IsInf and _complex(dtypes[0]):
+        return f"c_isinf({texts[0]})"
+    ufunc = getattr(kind, "ufunc", None)
+    name = getattr(ufunc, "__name__", None)
+    if _complex(odt) and name in complex_math.UNARY and len(texts) == 1:
+        return complex_math.UNARY[name].format(to(wide, 0))
+    raise NoNumbaImplementation(f"No Numba template for the scalar op {op} on complex numbers")
+
+
 def _expression(op, args, odt, fast):
     kind = type(op)
     texts = [t for t, _ in args]
@@ -327,7 +406,11 @@ def _expression(op, args, odt, fast):
     if isinstance(op, ps.LogicalComparison):
         common = np.result_type(*dtypes).name
         a, b = to(common)
+        if _complex(common) and _COMPARE[kind] in complex_math.COMPARE:
+            return f"{complex_math.COMPARE[_COMPARE[kind]]}({a}, {b})"
         return f"({a} {_COMPARE[kind]} {b})"
+    if _complex(odt) or any(_complex(d) for d in dtypes):
+        return _complex_expression(op, kind, texts, dtypes, odt, to)
     if kind in _BITWISE:
         return "(" + f" {_BITWISE[kind]} ".join(to(odt)) + ")"
     if kind is ps.Invert:
