@@ -151,3 +151,21 @@ def test_debugmode_runs_complex_graphs_clean():
     with np.errstate(all="ignore"):
         expected = np.log(zs * ws + 1) ** 2 + np.abs(zs)
     np.testing.assert_allclose(f(zs, ws), expected, rtol=1e-12)
+
+
+def test_maximum_minimum_clip_and_max_min_reductions_use_numpys_order():
+    x, y, m = lt.zvector(), lt.zvector(), lt.zmatrix()
+    ties = np.array([1 + 1j, 1 + 2j, 2 + 0j, -1 - 5j, 1 + 1j, 0.5 + 9j])
+    other = np.array([1 + 2j, 1 + 1j, 2 + 0j, -1 + 5j, 0.5 + 1j, 0.5 + 9j])
+    mat = np.stack([ties, other, ties[::-1]])
+    got = run([lt.maximum(x, y), lt.minimum(x, y), lt.clip(x, 0.5 + 1.5j, 1.5 + 0j),
+               m.max(), m.min(axis=0), m.max(axis=1)], {x: ties, y: other, m: mat})
+    expected = [np.maximum(ties, other), np.minimum(ties, other), np.clip(ties, 0.5 + 1.5j, 1.5 + 0j),
+                mat.max(), mat.min(axis=0), mat.max(axis=1)]
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
+    # a NaN in either part propagates, as for floats
+    with_nan = ties.copy()
+    with_nan[2] = complex(1.0, np.nan)
+    got = run([lt.maximum(x, y), m.max()], {x: with_nan, y: other, m: with_nan[None, :]})
+    assert np.isnan(got[0][2]) and np.isnan(got[1])

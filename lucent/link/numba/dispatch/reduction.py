@@ -39,7 +39,7 @@ from lucent.link.numba.dispatch.elemwise import (
     _indent,
     broadcast_shape_lines,
 )
-from lucent.link.numba.dispatch.scalar import cast, literal, scalar_program
+from lucent.link.numba.dispatch.scalar import COMPLEX_IMPORT, cast, literal, scalar_program
 from lucent.link.numba.dispatch.threads import PARALLEL_MIN, chunk_bounds, kernel_threads, parallel_decorator
 from lucent.scalar import basic as ps
 from lucent.tensor.fused_reduction import FusedCAReduce
@@ -61,6 +61,10 @@ def _identity(kind, dtype):
         return "False" if kind == "max" else "True"
     if dtype.startswith("float"):
         return f"np.{dtype}({'-' if kind == 'max' else ''}math.inf)"
+    if dtype.startswith("complex"):
+        # the least (greatest) complex number in NumPy's order: real part first
+        inf = f"{'-' if kind == 'max' else ''}math.inf"
+        return f"np.{dtype}(complex({inf}, {inf}))"
     info = np.iinfo(dtype)
     return literal(info.min if kind == "max" else info.max, dtype)
 
@@ -77,6 +81,10 @@ def _combine(kind, a, b, dtype):
     if dtype == "bool":
         return f"({a} | {b})" if kind == "max" else f"({a} & {b})"
     cmp = ">=" if kind == "max" else "<="
+    if dtype.startswith("complex"):
+        # NumPy's order of complex numbers; a NaN in either part wins, as for floats
+        test = "c_ge" if kind == "max" else "c_le"
+        return f"({a} if ({test}({a}, {b}) or c_isnan({a})) else {b})"
     if dtype.startswith("float"):
         return f"({a} if (({a} {cmp} {b}) | ({a} != {a})) else {b})"
     return f"({a} if {a} {cmp} {b} else {b})"
@@ -279,6 +287,8 @@ class ReduceCodegen:
 
 def _compile(codegen):
     imports = HELPER_IMPORT + (codegen.prog.imports() if codegen.prog is not None else "")
+    if str(codegen.acc).startswith("complex") and COMPLEX_IMPORT not in imports:
+        imports += COMPLEX_IMPORT
     if codegen.threads > 1:
         imports += "import numba\n"
     return kernel_from_source(codegen.source(), "reduce_kernel", imports, **KERNEL_OPTIONS)

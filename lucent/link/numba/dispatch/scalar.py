@@ -380,6 +380,16 @@ def _complex_expression(op, kind, texts, dtypes, odt, to):
     if type(op).__name__ == "Complex":
         re, im = to("float64")
         return f"complex({re}, {im})"
+    if kind in (ps.Maximum, ps.Minimum) and _complex(odt):
+        # NumPy's order of complex numbers; a NaN in either part propagates
+        a, b = to(odt)
+        test = "c_ge" if kind is ps.Maximum else "c_le"
+        return f"({a} if ({test}({a}, {b}) or c_isnan({a})) else {b})"
+    if kind is ps.Clip and _complex(odt):
+        # minimum(maximum(x, lo), hi), in NumPy's order of complex numbers
+        x, lo, hi = to(odt)
+        low = f"({x} if (c_ge({x}, {lo}) or c_isnan({x})) else {lo})"
+        return f"({low} if (c_le({low}, {hi}) or c_isnan({low})) else {hi})"
     if kind is ps.IsNan and _complex(dtypes[0]):
         return f"c_isnan({texts[0]})"
     if kind is ps.IsInf and _complex(dtypes[0]):
