@@ -169,3 +169,15 @@ def test_maximum_minimum_clip_and_max_min_reductions_use_numpys_order():
     with_nan[2] = complex(1.0, np.nan)
     got = run([lt.maximum(x, y), m.max()], {x: with_nan, y: other, m: with_nan[None, :]})
     assert np.isnan(got[0][2]) and np.isnan(got[1])
+
+
+def test_argmax_and_argmin_of_complex_values():
+    m = lt.zmatrix()
+    mat = np.array([[1 + 1j, 1 + 2j, 2 + 0j, -1 - 5j], [0.5 + 9j, 2 + 0j, 2 - 1j, 2 + 0j]])
+    got = run([lt.argmax(m), lt.argmax(m, axis=1), lt.argmin(m, axis=0)], {m: mat})
+    for g, e in zip(got, [np.argmax(mat), np.argmax(mat, axis=1), np.argmin(mat, axis=0)]):
+        np.testing.assert_array_equal(g, e)
+    with_nan = mat.copy()
+    with_nan[1, 1] = complex(0.0, np.nan)
+    with_nan[1, 3] = complex(np.nan, 0.0)
+    np.testing.assert_array_equal(run(lt.argmax(m, axis=1), {m: with_nan}), np.argmax(with_nan, axis=1))

@@ -345,9 +345,16 @@ def numba_funcify_Argmax(op, node, **kwargs):
     inner = ["c = 0", "best_i = 0", "first = True", "best = x[" + (", ".join(["0"] * nd) if nd else "()") + "]"]
     inner += [("    " * k) + f"for k{d} in range(n{d}):" for k, d in enumerate(axes)]
     idx = ", ".join(f"k{d}" for d in range(nd)) if nd else "()"
+    if str(x.type.dtype).startswith("complex"):
+        # NumPy's order of complex numbers; the first NaN (in either part) wins
+        better = f"{'c_gt' if is_max else 'c_lt'}(v, best) or (c_isnan(v) and not c_isnan(best))"
+        imports = COMPLEX_IMPORT
+    else:
+        better = f"(v {cmp} best) or (v != v and best == best)"
+        imports = ""
     step = [
         f"v = x[{idx}]",
-        f"if first or (v {cmp} best) or (v != v and best == best):",
+        f"if first or {better}:",
         "    best = v",
         "    best_i = c",
         "    first = False",
@@ -359,7 +366,7 @@ def numba_funcify_Argmax(op, node, **kwargs):
     lines += loops + _indent(inner, depth)
     lines.append("return out")
     source = "def argmax_kernel(x):\n" + "\n".join(_indent(lines, 1)) + "\n"
-    return kernel_from_source(source, "argmax_kernel", f"# argmax v{REDUCTION_VERSION}", error_model="numpy")
+    return kernel_from_source(source, "argmax_kernel", f"# argmax v{REDUCTION_VERSION}\n{imports}", error_model="numpy")
 
 
 @numba_funcify.register(ReducedSize, version=1)
