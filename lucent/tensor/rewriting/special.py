@@ -283,6 +283,8 @@ def local_log1mexp(fgraph, node):
     """
     scalar_op = node.op.scalar_op
     out = node.outputs[0]
+    if out.type.dtype.startswith("complex"):
+        return None  # log1mexp is a real function
     if isinstance(scalar_op, ps.Log1p):
         inner = negated(node.inputs[0])
         x = _arg_of(inner, ps.Exp) if inner is not None else None

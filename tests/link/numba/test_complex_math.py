@@ -181,3 +181,21 @@ def test_argmax_and_argmin_of_complex_values():
     with_nan[1, 1] = complex(0.0, np.nan)
     with_nan[1, 3] = complex(np.nan, 0.0)
     np.testing.assert_array_equal(run(lt.argmax(m, axis=1), {m: with_nan}), np.argmax(with_nan, axis=1))
+
+
+def test_stabilising_rewrites_leave_complex_graphs_alone():
+    """``log1p(exp(z))`` and ``log1p(-exp(z))`` become softplus / log1mexp only for real
+    ``z``: those are real functions, so a complex graph keeps its form (no rewrite
+    failure, no fallback) and its values."""
+    z = lt.zvector()
+    zs = Z[[0, 1, 3, 8, 9, 10]]
+    exprs = [lt.log1p(lt.exp(z)), lt.log1p(-lt.exp(z)), lt.log(1 - lt.exp(z)), lt.log(-lt.expm1(z)),
+             lt.log(1 + lt.exp(z)), 1 / (1 + lt.exp(-z))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = run(exprs, {z: zs})
+    with np.errstate(all="ignore"):
+        expected = [np.log1p(np.exp(zs)), np.log1p(-np.exp(zs)), np.log(1 - np.exp(zs)), np.log(-np.expm1(zs)),
+                    np.log(1 + np.exp(zs)), 1 / (1 + np.exp(-zs))]
+    for g, e in zip(got, expected):
+        _check(g, e, "complex128")
