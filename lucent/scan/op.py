@@ -44,6 +44,14 @@ from lucent.graph.basic import Apply, Variable
 from lucent.graph.op import HasInnerGraph, Op, io_connection_pattern
 
 
+#: The error of a step whose recurrent output does not have its buffer rows' shape (the
+#: shape of the initial value), on every path: ``.format(k, shape, step, row shape)``.
+STATE_SHAPE_MESSAGE = (
+    "Scan: recurrent output {} has shape {} at step {}, but its initial value (and so every "
+    "step's value) has shape {}"
+)
+
+
 @dataclasses.dataclass(frozen=True)
 class ScanInfo:
     """How the inputs and outputs of a ``Scan`` are grouped (see the module docstring)."""
@@ -615,7 +623,11 @@ class Scan(Op, HasInnerGraph):
                 on_step(t, args)
             outs = fn(*args)
             for k in range(lay.n_states):
-                bufs[k][(lay.init_lens[k] + t) % stores[k]] = outs[k]
+                row = (lay.init_lens[k] + t) % stores[k]
+                value = np.asarray(outs[k])
+                if value.ndim and value.shape != bufs[k].shape[1:]:
+                    raise ValueError(STATE_SHAPE_MESSAGE.format(k, value.shape, t, bufs[k].shape[1:]))
+                bufs[k][row] = value
             for k in range(info.n_nit_sot):
                 value = np.asarray(outs[lay.out_nit + k])
                 if nit_bufs[k] is None:
@@ -735,4 +747,4 @@ def _finish_ring(buf, total, as_while):
     return buf
 
 
-__all__ = ["Scan", "ScanInfo"]
+__all__ = ["STATE_SHAPE_MESSAGE", "Scan", "ScanInfo"]

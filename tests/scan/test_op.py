@@ -166,3 +166,15 @@ def test_a_body_rewritten_in_place_reads_a_value_before_overwriting_it(lucent_mo
     body = [n for n in f.maker.fgraph.toposort() if isinstance(n.op, Scan)][0].op.fgraph
     if lucent_mode == "FAST_RUN":
         assert any(n.op.destroy_map for n in body.apply_nodes), "the body was not rewritten in place"
+
+
+def test_a_step_changing_the_shape_of_its_state_is_an_error_on_every_path(lucent_mode):
+    from lucent.scan.op import STATE_SHAPE_MESSAGE
+
+    h0 = lt.dvector("h0")
+    hs = scan(lambda h: lt.concatenate([h, h])[:3], outputs_info=[h0], n_steps=4, return_updates=False)
+    f = lucent.function([h0], hs, mode=lucent_mode)
+    assert_allclose(f(np.arange(3.0))[-1], np.arange(3.0))
+    expected = STATE_SHAPE_MESSAGE.format(0, (3,), 0, (2,)).replace("(", r"\(").replace(")", r"\)")
+    with pytest.raises(ValueError, match=expected):
+        f(np.arange(2.0))

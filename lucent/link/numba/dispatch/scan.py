@@ -33,12 +33,12 @@ import numba
 import numpy as np
 
 from lucent.link.numba.dispatch.basic import NoNumbaImplementation, numba_funcify
-from lucent.link.numba.dispatch.shape import dtype_text
-from lucent.scan.op import Scan
+from lucent.link.numba.dispatch.shape import _ERRORS, dtype_text, fail, loops
+from lucent.scan.op import STATE_SHAPE_MESSAGE, Scan
 
 #: Part of the disk-cache key of loops and of the graphs holding them: bump when the
 #: generated loop or its helpers (``_as_0d``, ``_finish``) change.
-SCAN_KERNEL_VERSION = 7
+SCAN_KERNEL_VERSION = 8
 
 
 @numba.njit(cache=True)
@@ -59,13 +59,33 @@ def _finish(buf, total, as_while):
     shift = total % store
     if shift == 0:
         return buf
-    # rotated within the buffer, which an in-place loop's output must be (a loop
-    # over rows: it compiles in a fraction of the time np.concatenate does, and
-    # there is one specialisation per dtype and rank of the loops' outputs)
-    rows = buf.copy()
+    # rotated within the buffer, which an in-place loop's output must be, through
+    # 2-d views (element loops: assigning a row from an array makes Numba compile
+    # its shape-mismatch message, string formatting included, seconds on a cold
+    # cache). A loop's buffers are C-contiguous (made by the loop or its setup);
+    # another one gets a rotated copy.
+    rows = np.ascontiguousarray(buf).copy()
+    width = rows.size // store
+    src = rows.reshape((store, width))
+    if not buf.flags.c_contiguous:
+        return _rotated_copy(src, shift, buf.shape)
+    dst = buf.reshape((store, width))
     for i in range(store):
-        buf[i] = rows[(i + shift) % store]
+        j = (i + shift) % store
+        for q in range(width):
+            dst[i, q] = src[j, q]
     return buf
+
+
+@numba.njit(cache=True)
+def _rotated_copy(src, shift, shape):
+    store, width = src.shape
+    out = np.empty((store, width), src.dtype)
+    for i in range(store):
+        j = (i + shift) % store
+        for q in range(width):
+            out[i, q] = src[j, q]
+    return out.reshape(shape)
 
 
 def _helpers():
@@ -145,10 +165,19 @@ def _generate(op, node):
     target = outs[0] if n_inner_out == 1 else ", ".join(outs)
     body.append(f"{target} = k0({', '.join(args)})")
     for k in range(lay.n_states):
-        val = f"o{k}"
-        if op.fgraph.outputs[k].type.ndim == 0:
-            val = f"np.asarray({val}).item()"
-        body.append(f"b{k}[({lay.init_lens[k]} + t) % st{k}] = {val}")
+        ndim = op.fgraph.outputs[k].type.ndim
+        row = f"b{k}[({lay.init_lens[k]} + t) % st{k}]"
+        if ndim == 0:
+            body.append(f"{row} = np.asarray(o{k}).item()")
+            continue
+        # element loops, not ``row[...] = value`` (see ``_finish``); same check as perform
+        body += [
+            f"r{k}_ = {row}",
+            f"if r{k}_.shape != o{k}.shape:",
+            "    " + fail("Value", STATE_SHAPE_MESSAGE, str(k), f"o{k}.shape", "t", f"r{k}_.shape"),
+        ]
+        idx = ", ".join(f"q{d}" for d in range(ndim))
+        body += loops([(f"q{d}", f"r{k}_.shape[{d}]") for d in range(ndim)], [f"r{k}_[{idx}] = o{k}[{idx}]"])
     for k in range(info.n_nit_sot):
         j = lay.out_nit + k
         var = node.outputs[j]
@@ -163,8 +192,14 @@ def _generate(op, node):
                 f"elif o{j}.shape[{d}] != nb{k}.shape[{d + 1}]:",
                 f"    raise ValueError('Scan: output {j} changes shape between steps')",
             ]
-        val = f"np.asarray(o{j}).item()" if ndim == 0 else f"o{j}"
-        body += [f"if ns{k} > 0:", f"    nb{k}[t % ns{k}] = {val}"]
+        if ndim == 0:
+            body += [f"if ns{k} > 0:", f"    nb{k}[t % ns{k}] = np.asarray(o{j}).item()"]
+        else:
+            idx = ", ".join(f"q{d}" for d in range(ndim))
+            body += [f"if ns{k} > 0:", f"    n{k}_ = nb{k}[t % ns{k}]"] + [
+                "    " + ln
+                for ln in loops([(f"q{d}", f"n{k}_.shape[{d}]") for d in range(ndim)], [f"n{k}_[{idx}] = o{j}[{idx}]"])
+            ]
     for k in range(info.n_untraced_sit_sot):
         j = lay.out_untraced + k
         v = inner_in[lay.i_untraced + k]
@@ -198,7 +233,7 @@ def _generate(op, node):
     else:
         L.append("return (" + ", ".join(results) + ",)")
     return (
-        "import numpy as np\n\n"
+        f"import numpy as np\n{_ERRORS}\n\n"
         f"def scan_fn({', '.join(params)}):\n" + "\n".join("    " + line for line in L) + "\n"
     )
 
