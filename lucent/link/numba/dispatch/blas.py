@@ -311,6 +311,37 @@ def _accumulate_kernel(op, node, name, ndim):
     return make_kernel(name, ["z", "alpha_", "a", "b", "beta_"], lines, helpers)
 
 
+def _accumulate_checks(op, first, second, product_shape):
+    """Lines reading ``alpha``/``beta`` and checking the operands of ``z = beta z + alpha a @ b``."""
+    return [
+        "alpha = np.asarray(alpha_).item()",
+        "beta = np.asarray(beta_).item()",
+        "if a.shape[1] != b.shape[0]:",
+        "    " + fail("Value", f"{esc(op)}: {first} {{}} and {second} {{}} are not aligned", "a.shape", "b.shape"),
+        f"if z.shape != {product_shape}:",
+        "    " + fail("Value", f"{esc(op)}: the accumulator has shape {{}} but the product has shape {{}}",
+                     "z.shape", product_shape),
+    ]
+
+
+def _accumulate_tail(op, ndim):
+    """The end of a BLAS-calling ``Gemm``/``Gemv`` kernel: when BLAS did not accumulate
+    (``not direct``), ``out`` holds the product and perform's accumulation follows."""
+    ivars = ["i", "j"][:ndim]
+    idx = ", ".join(ivars)
+    dims = [(v, f"out.shape[{d}]") for d, v in enumerate(ivars)]
+    target = "z" if op.inplace else "out"
+    return [
+        "if not direct:",
+        "    if beta == 0:",
+        *["        " + ln for ln in loops(dims, [f"{target}[{idx}] = alpha * out[{idx}]"])],
+        "    else:",
+        *["        " + ln for ln in loops(dims, [f"{target}[{idx}] = beta * z[{idx}] + alpha * out[{idx}]"])],
+        "    return z" if op.inplace else "    return out",
+        "return out",
+    ]
+
+
 def _gemm_kernel(op, node, cblas):
     """``Gemm`` with BLAS doing the scaling and accumulation (see ``_accumulate_kernel``).
 
@@ -326,17 +357,7 @@ def _gemm_kernel(op, node, cblas):
     dt = dtype_text(dtype)
     item = np.dtype(dtype).itemsize
     a, b = _operand("a", node.inputs[2], dtype), _operand("b", node.inputs[3], dtype)
-    lines = [
-        "alpha = np.asarray(alpha_).item()",
-        "beta = np.asarray(beta_).item()",
-        "if a.shape[1] != b.shape[0]:",
-        "    " + fail("Value", f"{esc(op)}: X {{}} and Y {{}} are not aligned", "a.shape", "b.shape"),
-        "if z.shape != (a.shape[0], b.shape[1]):",
-        "    " + fail("Value", f"{esc(op)}: the accumulator has shape {{}} but the product has shape {{}}",
-                     "z.shape", "(a.shape[0], b.shape[1])"),
-        f"a2 = {a}",
-        f"b2 = {b}",
-    ]
+    lines = _accumulate_checks(op, "X", "Y", "(a.shape[0], b.shape[1])") + [f"a2 = {a}", f"b2 = {b}"]
     if op.inplace:
         lines += extent_lines("z", "_z") + extent_lines("a2", "_a") + extent_lines("b2", "_b")
         direct = " and ".join([
@@ -365,18 +386,7 @@ def _gemm_kernel(op, node, cblas):
             *["        " + ln for ln in loops([("i", "z.shape[0]"), ("j", "z.shape[1]")], ["out[i, j] = z[i, j]"])],
         ]
     lines += _gemm_lines(dtype, "a2", "b2", "out", "ga", "gb")
-    # General path: ``out`` holds the product; perform's accumulation.
-    dims = [("i", "out.shape[0]"), ("j", "out.shape[1]")]
-    target = "z" if op.inplace else "out"
-    lines += [
-        "if not direct:",
-        "    if beta == 0:",
-        *["        " + ln for ln in loops(dims, [f"{target}[i, j] = alpha * out[i, j]"])],
-        "    else:",
-        *["        " + ln for ln in loops(dims, [f"{target}[i, j] = beta * z[i, j] + alpha * out[i, j]"])],
-        "    return z" if op.inplace else "    return out",
-        "return out",
-    ]
+    lines += _accumulate_tail(op, 2)
     return make_kernel("gemm", ["z", "alpha_", "a", "b", "beta_"], lines, [cblas])
 
 
@@ -467,14 +477,7 @@ def _gemv_kernel(op, node, cblas):
     dt = dtype_text(dtype)
     item = np.dtype(dtype).itemsize
     a, x = _operand("a", node.inputs[2], dtype), _operand("b", node.inputs[3], dtype)
-    lines = [
-        "alpha = np.asarray(alpha_).item()",
-        "beta = np.asarray(beta_).item()",
-        "if a.shape[1] != b.shape[0]:",
-        "    " + fail("Value", f"{esc(op)}: A {{}} and x {{}} are not aligned", "a.shape", "b.shape"),
-        "if z.shape != (a.shape[0],):",
-        "    " + fail("Value", f"{esc(op)}: the accumulator has shape {{}} but the product has shape {{}}",
-                     "z.shape", "(a.shape[0],)"),
+    lines = _accumulate_checks(op, "A", "x", "(a.shape[0],)") + [
         f"a2 = {a}",
         f"x2 = {x}",
         "_m = a2.shape[0]",
@@ -527,17 +530,7 @@ def _gemv_kernel(op, node, cblas):
         # a transposed C array: the k x m matrix it stores, read with Trans
         "        cblas_gemv(_A_t, _k, _m, ga, _A, _A_ld, _x, _x_inc, gb, out, out_inc)",
     ]
-    # General path: ``out`` holds the product; perform's accumulation.
-    target = "z" if op.inplace else "out"
-    lines += [
-        "if not direct:",
-        "    if beta == 0:",
-        *["        " + ln for ln in loops([("i", "out.shape[0]")], [f"{target}[i] = alpha * out[i]"])],
-        "    else:",
-        *["        " + ln for ln in loops([("i", "out.shape[0]")], [f"{target}[i] = beta * z[i] + alpha * out[i]"])],
-        "    return z" if op.inplace else "    return out",
-        "return out",
-    ]
+    lines += _accumulate_tail(op, 1)
     return make_kernel("gemv", ["z", "alpha_", "a", "b", "beta_"], lines, [cblas, ROWS_GEMV])
 
 

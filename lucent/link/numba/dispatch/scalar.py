@@ -333,8 +333,13 @@ def _expr_dtype(op, args, odt):
     return "?"  # unknown: always cast to the output dtype
 
 
+#: Scalar ops whose template for real numbers is also right for complex ones.
+_SAME_ON_COMPLEX = (ps.Add, ps.Mul, ps.Sub, ps.Neg, ps.Identity, ps.Second, ps.Switch, sm.Sqr)
+
+
 def _complex_expression(op, kind, texts, dtypes, odt, to):
-    """Templates of the scalar ops on complex numbers (inputs or output complex).
+    """Templates of the scalar ops on complex numbers (inputs or output complex), or
+    ``None`` where the real template applies as it is (``_SAME_ON_COMPLEX``).
 
     Arithmetic is Numba's complex arithmetic; functions come from ``cmath``
     or ``complex_math`` (computed in complex128, as NumPy's results). An op
@@ -342,31 +347,14 @@ def _complex_expression(op, kind, texts, dtypes, odt, to):
     has no template for (``maximum``/``minimum``, ``clip``), has no kernel.
     """
     wide = "complex128"
-    if kind is ps.Add:
-        return "(" + " + ".join(to(odt)) + ")"
-    if kind is ps.Mul:
-        return "(" + " * ".join(to(odt)) + ")"
-    if kind is ps.Sub:
-        a, b = to(odt)
-        return f"({a} - {b})"
-    if kind is ps.Neg:
-        return f"(-{to(odt, 0)})"
+    if kind in _SAME_ON_COMPLEX:
+        return None  # the real template reads the same on complex numbers
     if kind is ps.TrueDiv:
         a, b = to(wide)
         return f"c_div({a}, {b})"
     if kind is ps.Pow and _complex(odt):
         a, b = to(wide)
         return f"c_pow({a}, {b})"
-    if kind in (ps.Identity,):
-        return to(odt, 0)
-    if kind is ps.Second:
-        return to(odt, 1)
-    if kind is ps.Switch:
-        cond = texts[0] if dtypes[0] == "bool" else f"({texts[0]} != 0)"
-        return f"({to(odt, 1)} if {cond} else {to(odt, 2)})"
-    if kind is sm.Sqr:
-        a = to(odt, 0)
-        return f"({a} * {a})"
     if kind is sm.Abs and _complex(dtypes[0]):
         return f"abs({texts[0]})"
     if kind is sm.Sign and _complex(odt):
@@ -420,7 +408,9 @@ def _expression(op, args, odt, fast):
             return f"{complex_math.COMPARE[_COMPARE[kind]]}({a}, {b})"
         return f"({a} {_COMPARE[kind]} {b})"
     if _complex(odt) or any(_complex(d) for d in dtypes):
-        return _complex_expression(op, kind, texts, dtypes, odt, to)
+        special = _complex_expression(op, kind, texts, dtypes, odt, to)
+        if special is not None:
+            return special
     if kind in _BITWISE:
         return "(" + f" {_BITWISE[kind]} ".join(to(odt)) + ")"
     if kind is ps.Invert:
