@@ -435,6 +435,14 @@ class Clip(ScalarOp):
     nin = 3
     name = "clip"
 
+    @staticmethod
+    def output_types_preference(*types):
+        """The promoted dtype; complex numbers have no order to clip in (as in PyTensor)."""
+        for t in types:
+            if t.dtype.startswith("complex"):
+                raise TypeError(f"complex argument not supported: clip needs real inputs (got {t.dtype})")
+        return upcast_out(*types)
+
     def impl(self, x, lo, hi):
         # Tested in this order, as PyTensor does: when lo > hi, values below
         # lo give lo and the others hi (np.clip would give hi everywhere).

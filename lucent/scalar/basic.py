@@ -435,7 +435,7 @@ def upgrade_to_float(*types):
 def upgrade_to_float_no_complex(*types):
     for t in types:
         if t.dtype in complex_dtypes:
-            raise TypeError(f"This operation does not support complex inputs (got {t.dtype})")
+            raise TypeError(f"complex argument not supported: this operation does not take complex inputs (got {t.dtype})")
     return upgrade_to_float(*types)
 
 

@@ -216,7 +216,7 @@ class TriGamma(_Unary):
 
 def _polygamma_out(n_type, x_type):
     if n_type.dtype not in discrete_dtypes:
-        raise TypeError(f"polygamma: the order n must be an integer, got dtype {n_type.dtype}")
+        raise TypeError(f"polygamma: the order n must be discrete: it must be an integer, got dtype {n_type.dtype}")
     return upgrade_to_float_no_complex(x_type)
 
 

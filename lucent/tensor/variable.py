@@ -418,7 +418,20 @@ class _tensor_py_operators:
         return argsort(self, axis, kind, order)
 
     def conj(self):
+        """The complex conjugate; a real variable is its own conjugate (returned as is)."""
+        if not self.type.dtype.startswith("complex"):
+            return self
         return _math().conj(self)
+
+    conjugate = conj
+
+    @property
+    def real(self):
+        return _math().real(self)
+
+    @property
+    def imag(self):
+        return _math().imag(self)
 
     def repeat(self, repeats, axis=None):
         from lucent.tensor.extra_ops import repeat

@@ -373,11 +373,6 @@ def _complex_expression(op, kind, texts, dtypes, odt, to):
         a, b = to(odt)
         test = "c_ge" if kind is ps.Maximum else "c_le"
         return f"({a} if ({test}({a}, {b}) or c_isnan({a})) else {b})"
-    if kind is ps.Clip and _complex(odt):
-        # minimum(maximum(x, lo), hi), in NumPy's order of complex numbers
-        x, lo, hi = to(odt)
-        low = f"({x} if (c_ge({x}, {lo}) or c_isnan({x})) else {lo})"
-        return f"({low} if (c_le({low}, {hi}) or c_isnan({low})) else {hi})"
     if kind is ps.IsNan and _complex(dtypes[0]):
         return f"c_isnan({texts[0]})"
     if kind is ps.IsInf and _complex(dtypes[0]):
