@@ -134,10 +134,10 @@ def test_gemv_edges(dtype, inplace):
     M, x, y = _v((4, 3), dtype), _v((3,), dtype), _v((8,), dtype)
     expected = 0.5 * y[::-2] + 2.0 * (M[::-1] @ x[::-1])
     got = kernel(y[::-2].copy(), np.asarray(2.0, dtype), M[::-1], x[::-1], np.asarray(0.5, dtype))
-    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
     base = y.copy()
     got = kernel(base[::2], np.asarray(2.0, dtype), M, x, np.asarray(0.5, dtype))
-    np.testing.assert_allclose(got, 0.5 * y[::2] + 2.0 * (M @ x), rtol=1e-5)
+    np.testing.assert_allclose(got, 0.5 * y[::2] + 2.0 * (M @ x), rtol=1e-5, atol=1e-5)
     if inplace:
         assert np.shares_memory(got, base)
         np.testing.assert_array_equal(base[1::2], y[1::2])
@@ -150,7 +150,7 @@ def test_gemv_edges(dtype, inplace):
     square = _v((3, 3), dtype)
     expected = 1.0 * v + 1.0 * (square @ v)
     got = kernel(v, one, square, v, one) if inplace else kernel(v.copy(), one, square, v, one)
-    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])

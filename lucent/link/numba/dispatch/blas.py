@@ -270,6 +270,19 @@ def numba_funcify_BatchedDot(op, node, **kwargs):
 # --------------------------------------------------------------------------- #
 # Gemm, Gemv, Ger
 # --------------------------------------------------------------------------- #
+def _accumulate_checks(op, first, second, product_shape):
+    """Lines reading ``alpha``/``beta`` and checking the operands of ``z = beta z + alpha a @ b``."""
+    return [
+        "alpha = np.asarray(alpha_).item()",
+        "beta = np.asarray(beta_).item()",
+        "if a.shape[1] != b.shape[0]:",
+        "    " + fail("Value", f"{esc(op)}: {first} {{}} and {second} {{}} are not aligned", "a.shape", "b.shape"),
+        f"if z.shape != {product_shape}:",
+        "    " + fail("Value", f"{esc(op)}: the accumulator has shape {{}} but the product has shape {{}}",
+                     "z.shape", product_shape),
+    ]
+
+
 def _accumulate_kernel(op, node, name, ndim):
     """``beta * z + alpha * (a @ b)``; in place writes z (perform's order of operations)."""
     dtype = node.outputs[0].type.dtype
@@ -277,14 +290,7 @@ def _accumulate_kernel(op, node, name, ndim):
     first = "X" if ndim == 2 else "A"
     second = "Y" if ndim == 2 else "x"
     prod_shape = "(a.shape[0], b.shape[1])" if ndim == 2 else "(a.shape[0],)"
-    lines = [
-        "alpha = np.asarray(alpha_).item()",
-        "beta = np.asarray(beta_).item()",
-        "if a.shape[1] != b.shape[0]:",
-        "    " + fail("Value", f"{esc(op)}: {first} {{}} and {second} {{}} are not aligned", "a.shape", "b.shape"),
-        f"if z.shape != {prod_shape}:",
-        "    " + fail("Value", f"{esc(op)}: the accumulator has shape {{}} but the product has shape {{}}",
-                     "z.shape", prod_shape),
+    lines = _accumulate_checks(op, first, second, prod_shape) + [
         f"prod = np.empty({prod_shape}, {dtype_text(dtype)})",
         f"{fn}(a, b, prod)",
     ]
@@ -309,19 +315,6 @@ def _accumulate_kernel(op, node, name, ndim):
             "return prod",
         ]
     return make_kernel(name, ["z", "alpha_", "a", "b", "beta_"], lines, helpers)
-
-
-def _accumulate_checks(op, first, second, product_shape):
-    """Lines reading ``alpha``/``beta`` and checking the operands of ``z = beta z + alpha a @ b``."""
-    return [
-        "alpha = np.asarray(alpha_).item()",
-        "beta = np.asarray(beta_).item()",
-        "if a.shape[1] != b.shape[0]:",
-        "    " + fail("Value", f"{esc(op)}: {first} {{}} and {second} {{}} are not aligned", "a.shape", "b.shape"),
-        f"if z.shape != {product_shape}:",
-        "    " + fail("Value", f"{esc(op)}: the accumulator has shape {{}} but the product has shape {{}}",
-                     "z.shape", product_shape),
-    ]
 
 
 def _accumulate_tail(op, ndim):
