@@ -18,12 +18,17 @@ def test_numba_linker_is_a_jit_linker():
     x = lt.dvector("x")
     f = lucent.function([x], lt.exp(x) * 2, mode="FAST_RUN")
     assert isinstance(f.maker.linker, JITLinker)
-    fg = FunctionGraph([x], [lt.exp(x) + 1], clone=True)
+    fg = FunctionGraph([x], [lt.exp(x) + x], clone=True)
     linker = NumbaLinker()
     fn = linker.fgraph_convert(fg)
     assert isinstance(fn, numba.core.dispatcher.Dispatcher)
     assert linker.jit_compile(fn) is fn
-    np.testing.assert_allclose(fn(np.zeros(2)), [2.0, 2.0])
+    np.testing.assert_allclose(fn(np.zeros(2)), [1.0, 1.0])
+    # array constants are arguments of the compiled function; the converted one passes them
+    with_constant = NumbaLinker().fgraph_convert(FunctionGraph([x], [lt.exp(x) + 1], clone=True))
+    assert isinstance(with_constant.dispatcher, numba.core.dispatcher.Dispatcher)
+    assert linker.jit_compile(with_constant) is with_constant
+    np.testing.assert_allclose(with_constant(np.zeros(2)), [2.0, 2.0])
     assert linker.input_filter(3) == 3 and linker.output_filter(None, 4) == 4
 
 

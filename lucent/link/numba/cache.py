@@ -385,7 +385,7 @@ def graph_module_path(key):
 def load_graph_function(key, source, namespace, cacheable, name="graph_fn"):
     """The Numba dispatcher of the function ``name`` defined by ``source``.
 
-    ``namespace`` (kernels, small constants) becomes the module's globals.
+    ``namespace`` (kernels, scalar constants) becomes the module's globals.
     A cacheable graph is a module file named by ``key`` compiled with
     Numba's disk cache; in one process the same key gives the same
     dispatcher. An uncacheable graph is compiled in memory only.

@@ -2,8 +2,8 @@
 
 ``build_program`` walks the graph in execution order and writes one line of
 Python per node, ``t5, t6 = k2(t1, c0)``; the names it uses are globals of
-the generated module (kernels ``k*``, small constants ``c*``) or arguments
-(graph inputs ``i*``, large constants ``a*``). The text is a pure function
+the generated module (kernels ``k*``, scalar constants ``c*``) or arguments
+(graph inputs ``i*``, array constants ``a*``). The text is a pure function
 of the graph's structure, which is what makes the disk cache sound: the
 cache key (``lucent.link.numba.cache``) describes the same structure.
 A graph with branches (``IfElse``) is written in the order of its
@@ -156,7 +156,7 @@ class BodyWriter:
     structure and the order, as the disk cache requires.
 
     ``constant_name(var)`` names a constant input (the outer graph passes
-    large ones as arguments; an inner graph makes every one a global).
+    array constants as arguments; an inner graph makes every one a global).
     """
 
     def __init__(self, kernels, names, namespace, constant_name, plan=None):
@@ -259,8 +259,6 @@ class BodyWriter:
 
 def _generate(fgraph, order, kernels, plan=None):
     """The source of ``graph_fn``, its namespace and the program's reading plan."""
-    from lucent.link.numba.linker import CONSTANTS_AS_ARGUMENTS_MIN_NODES, INLINE_CONSTANT_SIZE
-
     names = {}
     namespace = {}
     used_inputs = set()
@@ -274,17 +272,14 @@ def _generate(fgraph, order, kernels, plan=None):
         names[fgraph.inputs[k]] = f"i{k}"
         params.append(f"i{k}")
     extra_args, extra_params = [], []
-    # A graph of many nodes takes its array constants as arguments: its graph
-    # function is then the same for every value of them (a model with another
-    # learning rate reuses the compiled one); a small graph keeps them frozen
-    # into its code, where an argument would cost more per call than it saves.
-    constants_as_arguments = len(order) >= CONSTANTS_AS_ARGUMENTS_MIN_NODES
 
     def constant_name(var):
         if not isinstance(var, Constant):  # pragma: no cover - FunctionGraph refuses it
             raise ValueError(f"{var} is neither an input nor computed by the graph")
         data = var.data
-        if isinstance(data, np.ndarray) and (constants_as_arguments or data.size > INLINE_CONSTANT_SIZE):
+        # Array constants are arguments: the graph function is then the same
+        # for every value of them (see the linker's docstring).
+        if isinstance(data, np.ndarray):
             name = f"a{len(extra_args)}"
             extra_args.append(data)
             extra_params.append(name)
@@ -344,7 +339,7 @@ def _generate(fgraph, order, kernels, plan=None):
         body.append("    return (" + ", ".join(names[v] for v in results) + ",)")
     signature = ", ".join(params + extra_params)
     source = (
-        "# lucent graph function: kernels (k*) and small constants (c*) are module globals\n"
+        "# lucent graph function: kernels (k*) and scalar constants (c*) are module globals\n"
         "# set before this module runs.\n\n"
         f"def graph_fn({signature}):\n" + "\n".join(body or ["    return None"]) + "\n"
     )
@@ -357,9 +352,9 @@ def _arg_converter(type_):
     Sparse matrices are passed as the int32-indexed struct of their arrays;
     a matrix SciPy gave int64 indices (or another format) is converted.
     """
-    from lucent.sparse.type import SparseTensorType
+    from lucent.link.numba.dispatch.fallback import is_sparse_type
 
-    if not isinstance(type_, SparseTensorType):
+    if not is_sparse_type(type_):
         return None
     from lucent.link.numba.dispatch.sparse_types import as_kernel_input
 

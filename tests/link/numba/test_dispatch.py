@@ -116,3 +116,35 @@ def test_every_registered_implementation_is_an_op_class():
 
     for klass in numba_funcify._registry:
         assert issubclass(klass, Op) or klass is HasInnerGraph
+
+
+def test_dense_graphs_do_not_import_scipy_sparse_or_linalg():
+    """A process compiling only dense graphs skips two slow imports; sparse kernels still register later."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    script = """
+import json, sys, warnings
+import numpy as np
+import lucent, lucent.tensor as lt
+x = lt.dmatrix("x")
+f = lucent.function([x], lt.exp(x).sum(axis=0) @ lt.ones((3, 2)))
+dense_ok = bool(np.allclose(f(np.ones((2, 3))), np.exp(1) * 2 * 3))
+before = sorted(m for m in ("scipy.sparse", "scipy.linalg") if m in sys.modules)
+import scipy.sparse as sp
+from lucent.sparse import basic as sb, math as sm
+y = sb.csr_matrix("y", dtype="float64")
+with warnings.catch_warnings():
+    warnings.simplefilter("error")  # an object-mode fallback would warn
+    g = lucent.function([y], sm.sp_sum(y))
+value = float(g(sp.csr_matrix(np.arange(6.0).reshape(2, 3))))
+print(json.dumps({"dense_ok": dense_ok, "before": before, "sparse": value}))
+"""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=root, timeout=600)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result == {"dense_ok": True, "before": [], "sparse": 15.0}

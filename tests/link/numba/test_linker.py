@@ -94,39 +94,38 @@ def test_dtypes_zero_d_and_empty(dtype, value):
     np.testing.assert_array_equal(out, value * 2)
 
 
-def test_small_constants_are_globals_large_ones_arguments():
+def test_array_constants_are_arguments():
     x = lt.dvector("x")
     small = lt.constant(np.arange(3.0))
     f = compile_fn([x], Add2()(x, small))
-    assert f.maker.linker.program.extra_args == []
+    assert len(f.maker.linker.program.extra_args) == 1
+    assert "graph_fn(i0, a0)" in f.maker.linker.program.source
     np.testing.assert_allclose(f(np.ones(3)), 1 + np.arange(3.0))
     big = np.arange(5000.0)
     g = compile_fn([x], Add2()(x, lt.constant(big)))
     assert len(g.maker.linker.program.extra_args) == 1
-    assert "a0" in g.maker.linker.program.source
     np.testing.assert_allclose(g(np.ones(5000)), 1 + big)
 
 
-def test_large_graph_variants_with_other_constants_share_one_graph_function():
-    """A graph of many nodes takes its constants as arguments, so a variant compiles nothing."""
-    from lucent.link.numba.linker import CONSTANTS_AS_ARGUMENTS_MIN_NODES
-
+@pytest.mark.parametrize("n_nodes", [1, 8])
+def test_variants_with_other_constants_share_one_graph_function(n_nodes):
+    """Constants are arguments, so the same graph with other numbers compiles nothing."""
     x = lt.dvector("x")
 
     def chain(c):
         out = x
-        for k in range(CONSTANTS_AS_ARGUMENTS_MIN_NODES):
+        for k in range(n_nodes):
             out = Add2()(Double()(out), lt.constant(np.full(3, c + k)))
         return out
 
     def reference(value, c):
-        for k in range(CONSTANTS_AS_ARGUMENTS_MIN_NODES):
+        for k in range(n_nodes):
             value = 2 * value + (c + k)
         return value
 
     f, g = compile_fn([x], chain(1.0)), compile_fn([x], chain(-3.5))
     pf, pg = f.maker.linker.program, g.maker.linker.program
-    assert len(pf.extra_args) == CONSTANTS_AS_ARGUMENTS_MIN_NODES
+    assert len(pf.extra_args) == n_nodes
     assert pf.fn is pg.fn and pf.cache_key == pg.cache_key
     v = np.array([0.5, -1.0, 2.0])
     np.testing.assert_allclose(f(v), reference(v, 1.0))

@@ -93,3 +93,22 @@ def test_a_tuned_malloc_is_left_alone(monkeypatch):
     monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_")
     monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.trim_threshold=131072")
     assert keep_freed_heap() is False
+
+
+@pytest.mark.parametrize(
+    "shape, value, dtype",
+    [((2, 3), 1.5, np.float32), ((), 7, np.int64), ((4,), True, np.bool_), ((0, 2), 0.0, np.float64),
+     ((3,), complex(-np.inf, -np.inf), np.complex128), (5, -2, np.int8)],
+)
+def test_full_output_is_np_full(shape, value, dtype):
+    from lucent.link.numba.dispatch.memory import full_output
+
+    got = njit(lambda: full_output(shape, value, dtype))()
+    want = np.full(shape, value, dtype)
+    assert got.dtype == want.dtype and got.shape == want.shape and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, want)
+
+
+def test_empty_output_refuses_a_negative_length():
+    with pytest.raises(ValueError, match="negative dimensions"):
+        njit(lambda n: empty_output((n, 2), np.float64))(-1)

@@ -401,7 +401,7 @@ def _vector_lines(name, item, out):
         f"    {out} = {name}",
         f"    {out}_inc = {step} // {item} if {name}.shape[0] > 1 else 1",
         "else:",
-        f"    {out} = np.ascontiguousarray({name})",
+        f"    {out} = {name}.copy()",
         f"    {out}_inc = 1",
     ]
 

@@ -230,7 +230,7 @@ def operand_lines(name, rows, cols, item, out):
         f"    {out}_t = {TRANS}",
         f"    {out}_ld = {s1} // {item} if {cols} > 1 else max(1, {rows})",
         "else:",
-        f"    {out} = np.ascontiguousarray({name})",
+        f"    {out} = {name}.copy()",
         f"    {out}_t = {NO_TRANS}",
         f"    {out}_ld = max(1, {cols})",
     ]

@@ -28,16 +28,17 @@ a different layout; then a new array is returned, which is always correct.
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.imputils import impl_ret_borrowed
-from numba.extending import intrinsic, overload, register_jitable
+from numba.extending import intrinsic
 
 from lucent.link.numba.dispatch.basic import kernel_from_source, numba_funcify
 from lucent.link.numba.dispatch.scalar import VECMATH_IMPORT, scalar_program
 from lucent.link.numba.dispatch.threads import PARALLEL_MIN, chunk_bounds, kernel_threads, parallel_decorator
 from lucent.tensor.elemwise import DimShuffle, Elemwise
 
-ELEMWISE_VERSION = 3
+ELEMWISE_VERSION = 4
 BLOCK = 512
 
 HELPER_IMPORT = (
@@ -63,34 +64,35 @@ KERNEL_OPTIONS = {"error_model": "numpy", "fastmath": FlagSet({"contract"})}
 
 
 # ---------------------------------------------------------------------------
-# Helpers used by generated kernels (resolved at compile time on the types).
+# Helpers used by generated kernels, resolved at compile time on the types.
+# They are intrinsics: lowered inline where a kernel calls them, instead of
+# being compiled as a function of their own for every argument type (which,
+# as overloads and jitted helpers, was a third of compiling a model).
 # ---------------------------------------------------------------------------
-def is_c_layout(x):  # pragma: no cover - replaced by the overload
-    raise NotImplementedError
-
-
-@overload(is_c_layout)
-def _ol_is_c_layout(x):
-    result = isinstance(x, types.Array) and x.layout == "C"
-    return lambda x: result
-
-
-def flat_view(x):  # pragma: no cover - replaced by the overload
-    raise NotImplementedError
+def _borrowed(context, builder, signature, args):
+    return impl_ret_borrowed(context, builder, signature.return_type, args[0])
 
 
 @intrinsic
-def _c_flat_view(typingctx, x):
-    """The 1-d view of a C-contiguous array, built in place of ``x.reshape(x.size)``.
+def is_c_layout(typingctx, x):
+    """Whether ``x`` is typed C-contiguous (a constant of the type, not a run-time test)."""
+    result = isinstance(x, types.Array) and x.layout == "C"
 
-    Numba's reshape calls a C helper that re-derives the strides, which for
-    the 16-element vectors of a loop step cost as much as the loop over
-    them; a C array's flat view is known without looking: the same data and
-    owner, length ``size``, step ``itemsize``.
+    def codegen(context, builder, signature, args):
+        return context.get_constant(types.boolean, result)
+
+    return types.boolean(x), codegen
+
+
+def _c_flat_codegen(x):
+    """Codegen of the 1-d view of a C-contiguous array of type ``x``.
+
+    Built in place of ``x.reshape(x.size)``: Numba's reshape calls a C
+    helper that re-derives the strides, which for the 16-element vectors of
+    a loop step cost as much as the loop over them; a C array's flat view is
+    known without looking: the same data and owner, length ``size``, step
+    ``itemsize``.
     """
-    if not (isinstance(x, types.Array) and x.layout == "C"):
-        return None
-    flat = x.copy(ndim=1, layout="C")
 
     def codegen(context, builder, sig, args):
         src = context.make_array(sig.args[0])(context, builder, args[0])
@@ -108,75 +110,128 @@ def _c_flat_view(typingctx, x):
             meminfo=src.meminfo,
             parent=src.parent,
         )
-        result = out._getvalue()
-        return impl_ret_borrowed(context, builder, sig.return_type, result)
+        return impl_ret_borrowed(context, builder, sig.return_type, out._getvalue())
+
+    return codegen
+
+
+def _ravel(x):
+    return x.ravel()
+
+
+@intrinsic
+def flat_view(typingctx, x):
+    """The 1-d C view of a C-contiguous array (``x`` itself when 1-d).
+
+    Other layouts get a raveled copy; generated kernels only call it behind
+    ``is_c_layout``, where that branch never runs.
+    """
+    if not isinstance(x, types.Array):
+        return None
+    flat = x.copy(ndim=1, layout="C")
+    if x.layout == "C":
+        return flat(x), (_borrowed if x.ndim == 1 else _c_flat_codegen(x))
+
+    def codegen(context, builder, sig, args):
+        return context.compile_internal(builder, _ravel, sig, args)
 
     return flat(x), codegen
 
 
-@overload(flat_view)
-def _ol_flat_view(x):
-    if x.layout == "C":
-        if x.ndim == 1:
-            return lambda x: x
-        return lambda x: _c_flat_view(x)
-    return lambda x: np.ravel(x)  # never reached: guarded by is_c_layout
+def _fresh(target, shape):
+    return np.empty(shape, target.dtype)
 
 
-@register_jitable
-def _extent(a):
-    lo = a.ctypes.data
-    hi = lo
-    for d in range(a.ndim):
-        span = (a.shape[d] - 1) * a.strides[d]
-        if a.shape[d] == 0:
-            return lo, lo
-        if span < 0:
-            lo += span
-        else:
-            hi += span
-    return lo, hi + a.itemsize
-
-
-@register_jitable
-def _conflicts(target, other):
-    """True when ``other`` overlaps ``target`` but is not the same view of it."""
-    if other.ndim == target.ndim and other.ctypes.data == target.ctypes.data:
-        same = True
-        for d in range(target.ndim):
-            if other.shape[d] != 1 and other.strides[d] != target.strides[d]:
-                same = False
-        if same:
-            return False
-    tlo, thi = _extent(target)
-    olo, ohi = _extent(other)
-    return tlo < ohi and olo < thi and thi > tlo and ohi > olo
-
-
-def inplace_target(target, shape):  # pragma: no cover - replaced by the overload
-    raise NotImplementedError
-
-
-@overload(inplace_target)
-def _ol_inplace_target(target, shape):
+@intrinsic
+def inplace_target(typingctx, target, shape):
     """``target`` itself, or a new array when its type is read-only."""
-    if not target.mutable:
-        return lambda target, shape: np.empty(shape, target.dtype)
-    return lambda target, shape: target
+    if not isinstance(target, types.Array):
+        return None
+    if target.mutable:
+        return target(target, shape), _borrowed
+    fresh = types.Array(target.dtype, target.ndim, "C")
+
+    def codegen(context, builder, sig, args):
+        return context.compile_internal(builder, _fresh, sig, args)
+
+    return fresh(target, shape), codegen
 
 
-@register_jitable
-def length_mismatch(n, lengths):
+def _memory_extent(context, builder, array, ndim):
+    """``(lo, hi, empty)``: the byte range ``array`` touches, and whether it has no element."""
+    intp = context.get_value_type(types.intp)
+    zero, one = ir.Constant(intp, 0), ir.Constant(intp, 1)
+    lo = hi = builder.ptrtoint(array.data, intp)
+    empty = cgutils.false_bit
+    shapes = cgutils.unpack_tuple(builder, array.shape, ndim)
+    strides = cgutils.unpack_tuple(builder, array.strides, ndim)
+    for extent, stride in zip(shapes, strides):
+        empty = builder.or_(empty, builder.icmp_signed("==", extent, zero))
+        span = builder.mul(builder.sub(extent, one), stride)
+        negative = builder.icmp_signed("<", span, zero)
+        lo = builder.add(lo, builder.select(negative, span, zero))
+        hi = builder.add(hi, builder.select(negative, zero, span))
+    return lo, builder.add(hi, array.itemsize), empty
+
+
+@intrinsic
+def conflicts(typingctx, target, other):
+    """True when ``other``'s memory overlaps ``target``'s but is not the same view of it.
+
+    Writing ``target`` in place while reading ``other`` is then unsafe
+    (Numba, unlike NumPy, does not buffer overlapping operands). The same
+    view (same start, same strides where ``other`` is not broadcast) is
+    safe: every element is read before it is written.
+    """
+    if not (isinstance(target, types.Array) and isinstance(other, types.Array)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        t = context.make_array(sig.args[0])(context, builder, args[0])
+        o = context.make_array(sig.args[1])(context, builder, args[1])
+        same = cgutils.false_bit
+        if target.ndim == other.ndim:
+            same = builder.icmp_unsigned("==", builder.ptrtoint(t.data, cgutils.intp_t), builder.ptrtoint(o.data, cgutils.intp_t))
+            one = context.get_constant(types.intp, 1)
+            o_shapes = cgutils.unpack_tuple(builder, o.shape, other.ndim)
+            o_strides = cgutils.unpack_tuple(builder, o.strides, other.ndim)
+            t_strides = cgutils.unpack_tuple(builder, t.strides, target.ndim)
+            for extent, ostride, tstride in zip(o_shapes, o_strides, t_strides):
+                fits = builder.or_(builder.icmp_signed("==", extent, one), builder.icmp_signed("==", ostride, tstride))
+                same = builder.and_(same, fits)
+        tlo, thi, tempty = _memory_extent(context, builder, t, target.ndim)
+        olo, ohi, oempty = _memory_extent(context, builder, o, other.ndim)
+        overlap = builder.and_(builder.icmp_signed("<", tlo, ohi), builder.icmp_signed("<", olo, thi))
+        overlap = builder.and_(overlap, builder.not_(builder.or_(tempty, oempty)))
+        return builder.and_(overlap, builder.not_(same))
+
+    return types.boolean(target, other), codegen
+
+
+@intrinsic
+def length_mismatch(typingctx, n, lengths):
     """0 when every length is ``n``; else 2 if the first that differs (or ``n``) is 1, else 1."""
-    for m in lengths:
-        if m != n:
-            return 2 if (m == 1 or n == 1) else 1
-    return 0
+    if not (isinstance(n, types.Integer) and isinstance(lengths, types.BaseTuple)):
+        return None
+    if not all(isinstance(m, types.Integer) for m in lengths):
+        return None
 
+    def codegen(context, builder, sig, args):
+        intp = context.get_value_type(types.intp)
+        n_value = context.cast(builder, args[0], sig.args[0], types.intp)
+        ms = [
+            context.cast(builder, m, ty, types.intp)
+            for m, ty in zip(cgutils.unpack_tuple(builder, args[1], len(sig.args[1])), sig.args[1])
+        ]
+        one = ir.Constant(intp, 1)
+        n_is_one = builder.icmp_signed("==", n_value, one)
+        result = ir.Constant(intp, 0)
+        for m in reversed(ms):  # the first mismatch decides: fold from the last
+            code = builder.select(builder.or_(n_is_one, builder.icmp_signed("==", m, one)), ir.Constant(intp, 2), one)
+            result = builder.select(builder.icmp_signed("!=", m, n_value), code, result)
+        return result
 
-@register_jitable
-def conflicts(target, other):
-    return _conflicts(target, other)
+    return types.intp(n, lengths), codegen
 
 
 # ---------------------------------------------------------------------------
@@ -339,7 +394,7 @@ class ElemwiseCodegen:
         pre, buffered, copy_back = [], None, None
         if self._bufs():
             for o, dt in enumerate(self.out_dtypes):
-                pre.append(f"buf{o} = np.empty({BLOCK}, np.{dt})")
+                pre.append(f"buf{o} = empty_output({BLOCK}, np.{dt})")
             at = "k - blk" if start == "0" else f"k - {start} - blk"
             buffered = [f"buf{o}[{at}]" for o in range(len(self.out_dtypes))]
             copy_back = [f"g{o}[k] = buf{o}[{at}]" for o in range(len(self.out_dtypes))]
@@ -389,7 +444,7 @@ class ElemwiseCodegen:
         pre = []
         if self._bufs():
             for o, dt in enumerate(self.out_dtypes):
-                pre.append(f"buf{o} = np.empty({BLOCK}, np.{dt})")
+                pre.append(f"buf{o} = empty_output({BLOCK}, np.{dt})")
             buffered = [f"buf{o}[{last} - blk]" for o in range(len(self.out_dtypes))]
             copy_back = [f"out{o}[{oidx}] = buf{o}[{last} - blk]" for o in range(len(self.out_dtypes))]
         if fast:
@@ -431,25 +486,28 @@ def numba_funcify_Elemwise(op, node, **kwargs):
     return kernel_from_source(source, "elemwise_kernel", imports, **KERNEL_OPTIONS)
 
 
-@numba_funcify.register(DimShuffle, version=2)
+@numba_funcify.register(DimShuffle, version=3)
 def numba_funcify_DimShuffle(op, node, **kwargs):
-    """A view with the new shape and strides (new axes get stride 0), as ``perform``."""
+    """A view with the new shape and strides (new axes get stride 0), as ``perform``.
+
+    The view is made by Numba's ``reshape_unchecked``, which is lowered
+    inline (``np.lib.stride_tricks.as_strided`` wraps it in three jitted
+    functions compiled per type) and keeps the view for any layout.
+    """
     lines = []
     for d in op.drop:
         lines.append(f"if x.shape[{d}] != 1:")
         lines.append(f"    raise ValueError('DimShuffle: cannot drop dimension {d}: its length is not 1')")
     shape = ["1" if o == "x" else f"x.shape[{o}]" for o in op.new_order]
     strides = ["0" if o == "x" else f"x.strides[{o}]" for o in op.new_order]
-    if not op.new_order:
-        # as_strided keeps the view for any layout (reshape needs a C array).
-        lines.append("return np.lib.stride_tricks.as_strided(x, (), ())" if op.input_ndim else "return x")
+    if not op.new_order and not op.input_ndim:
+        lines.append("return x")
     else:
         lines.append(
-            "return np.lib.stride_tricks.as_strided(x, "
-            f"({''.join(s + ', ' for s in shape)}), ({''.join(s + ', ' for s in strides)}))"
+            f"return reshape_unchecked(x, ({''.join(s + ', ' for s in shape)}), ({''.join(s + ', ' for s in strides)}))"
         )
     source = "def dimshuffle_kernel(x):\n" + "\n".join(_indent(lines, 1)) + "\n"
-    return kernel_from_source(source, "dimshuffle_kernel")
+    return kernel_from_source(source, "dimshuffle_kernel", "from numba.np.arrayobj import reshape_unchecked\n")
 
 
 __all__ = ["ElemwiseCodegen", "numba_funcify_Elemwise", "numba_funcify_DimShuffle", "BLOCK"]

@@ -15,9 +15,22 @@ graph is not cacheable. Nothing falls back silently.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from lucent.link.numba.dispatch.basic import numba_njit
+
+
+def is_sparse_type(type_) -> bool:
+    """Whether ``type_`` is a ``SparseTensorType``, without importing ``lucent.sparse``.
+
+    A sparse type exists only once ``lucent.sparse`` (and with it
+    ``scipy.sparse``, about 0.1 s) was imported, so a process working on
+    dense graphs never pays for that import here.
+    """
+    module = sys.modules.get("lucent.sparse.type")
+    return module is not None and isinstance(type_, module.SparseTensorType)
 
 
 def numba_type_of(type_):
@@ -36,11 +49,10 @@ def numba_type_of(type_):
     from numba.np.numpy_support import from_dtype
 
     from lucent.scalar.basic import ScalarType
-    from lucent.sparse.type import SparseTensorType
     from lucent.tensor.shape import NoneTypeT
     from lucent.tensor.type import TensorType
 
-    if isinstance(type_, SparseTensorType):
+    if is_sparse_type(type_):
         # The struct of the matrix's arrays, with int32 indices.
         from lucent.link.numba.dispatch.sparse_types import numba_sparse_type
 
@@ -62,10 +74,9 @@ def numba_type_of(type_):
 def _as_output(value, type_, inputs, may_alias):
     """``value`` in the exact form the declared Numba type expects (a fresh array if needed)."""
     from lucent.scalar.basic import ScalarType
-    from lucent.sparse.type import SparseTensorType
     from lucent.tensor.type import TensorType
 
-    if isinstance(type_, SparseTensorType):
+    if is_sparse_type(type_):
         from lucent.link.numba.dispatch.sparse_types import as_kernel_input
 
         value = as_kernel_input(type_.filter(value), type_.format, type_.numpy_dtype)

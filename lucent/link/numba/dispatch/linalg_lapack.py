@@ -2,12 +2,14 @@
 
 The routines are the ones SciPy exports in ``scipy.linalg.cython_lapack``
 (SciPy's bundled LAPACK, already loaded by any program using SciPy).
-Importing this module registers the address of each routine in ``ROUTINES``
-with LLVM under a fixed name (``lucent_lapack_dgees``), as ``cblas.py`` does
-for ``gemm``: cached machine code then refers to the name, never to an
-address, and stays valid in a new process. Generated kernels import their
-``lapack_<name>`` from here, so the registration always precedes the
-loading of a cached kernel.
+The first import of a ``lapack_<name>`` from this module registers the
+address of each routine in ``ROUTINES`` with LLVM under a fixed name
+(``lucent_lapack_dgees``), as ``cblas.py`` does for ``gemm``: cached
+machine code then refers to the name, never to an address, and stays valid
+in a new process. Generated kernels import their ``lapack_<name>`` from
+here, so the registration always precedes the loading of a cached kernel;
+a process that runs no LAPACK kernel never imports ``scipy.linalg``
+(about 0.2 s).
 
 ``lapack_<name>(args)`` takes one tuple of arrays and passes each array's
 data pointer, in order: the Fortran calling convention passes every
@@ -37,15 +39,19 @@ ROUTINES = tuple(
 PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
 
 
+_registered = False
+
+
 def _register():
+    global _registered
+    if _registered:
+        return
     import llvmlite.binding as llvm
     from scipy.linalg import cython_lapack
 
     for name in ROUTINES:
         llvm.add_symbol(f"lucent_lapack_{name}", capsule_entry(cython_lapack.__pyx_capi__[name])[1])
-
-
-_register()
+    _registered = True
 
 
 def _make_call(name):
@@ -75,9 +81,14 @@ def _make_call(name):
     return intrinsic(typer)
 
 
-for _name in ROUTINES:
-    globals()[f"lapack_{_name}"] = _make_call(_name)
-del _name
+def __getattr__(name):
+    """``lapack_<routine>``, made (and the routines registered) on first use."""
+    routine = name[len("lapack_"):] if name.startswith("lapack_") else None
+    if routine not in ROUTINES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    _register()
+    call = globals()[name] = _make_call(routine)
+    return call
 
 
 def import_line(*names):

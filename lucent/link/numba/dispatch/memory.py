@@ -35,7 +35,7 @@ import sys
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -46,38 +46,91 @@ _MADV_HUGEPAGE = 14  # Linux
 _ON_LINUX = sys.platform.startswith("linux")
 
 
+def _emit_huge_page_advice(context, builder, array):
+    """Emit ``madvise(MADV_HUGEPAGE)`` over ``array``'s pages when it is at least the threshold."""
+    if not _ON_LINUX:
+        return
+    intp = context.get_value_type(types.intp)
+    nbytes = builder.mul(array.nitems, array.itemsize)
+    large = builder.icmp_signed(">=", nbytes, ir.Constant(intp, HUGE_PAGE_THRESHOLD))
+    with builder.if_then(large, likely=False):
+        address = builder.ptrtoint(array.data, intp)
+        # madvise needs a page-aligned start
+        start = builder.and_(builder.add(address, ir.Constant(intp, _PAGE - 1)), ir.Constant(intp, ~(_PAGE - 1)))
+        length = builder.sub(nbytes, builder.sub(start, address))
+        byte_ptr = ir.IntType(8).as_pointer()
+        fnty = ir.FunctionType(ir.IntType(32), [byte_ptr, intp, ir.IntType(32)])
+        madvise = cgutils.get_or_insert_function(builder.module, fnty, "madvise")
+        builder.call(madvise, [builder.inttoptr(start, byte_ptr), length, ir.Constant(ir.IntType(32), _MADV_HUGEPAGE)])
+
+
 @intrinsic
-def _advise_huge_pages(typingctx, address, length):
-    """``madvise(address, length, MADV_HUGEPAGE)`` on Linux; nothing elsewhere."""
-    sig = types.intc(types.uintp, types.uintp)
+def advise_large(typingctx, array):
+    """Ask for huge pages behind ``array`` when it is large and not yet written."""
+    if not isinstance(array, types.Array):
+        return None
 
     def codegen(context, builder, signature, args):
-        if not _ON_LINUX:
-            return ir.Constant(ir.IntType(32), 0)
-        byte_ptr = ir.IntType(8).as_pointer()
-        fnty = ir.FunctionType(ir.IntType(32), [byte_ptr, args[1].type, ir.IntType(32)])
-        madvise = cgutils.get_or_insert_function(builder.module, fnty, "madvise")
-        pointer = builder.inttoptr(args[0], byte_ptr)
-        return builder.call(madvise, [pointer, args[1], ir.Constant(ir.IntType(32), _MADV_HUGEPAGE)])
+        _emit_huge_page_advice(context, builder, context.make_array(signature.args[0])(context, builder, args[0]))
+        return context.get_dummy_value()
 
-    return sig, codegen
+    return types.none(array), codegen
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
-def advise_large(array):
-    """Ask for huge pages behind ``array`` when it is large and not yet written."""
-    if array.nbytes >= HUGE_PAGE_THRESHOLD:
-        address = array.ctypes.data
-        start = (address + _PAGE - 1) & ~(_PAGE - 1)  # madvise needs a page-aligned start
-        _advise_huge_pages(start, array.nbytes - (start - address))
+def _output_type(shape, dtype):
+    """The C array type ``np.empty(shape, dtype)`` has, or ``None`` for other arguments."""
+    from numba.core.typing.npydecl import parse_dtype, parse_shape
+
+    ndim = parse_shape(shape)
+    nb_dtype = parse_dtype(dtype)
+    if ndim is None or nb_dtype is None:
+        return None
+    return types.Array(nb_dtype, ndim, "C")
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
-def empty_output(shape, dtype):
-    """``np.empty(shape, dtype)``, backed by huge pages when large (see the module docstring)."""
-    out = np.empty(shape, dtype)
-    advise_large(out)
-    return out
+def _allocate(context, builder, signature, args):
+    """Emit the allocation of ``signature.return_type`` for the shape ``args[0]``, with the advice."""
+    from numba.np.arrayobj import _empty_nd_impl, _parse_shape
+
+    shapes = _parse_shape(context, builder, signature.args[0], args[0])
+    array = _empty_nd_impl(context, builder, signature.return_type, shapes)
+    _emit_huge_page_advice(context, builder, array)
+    return array
+
+
+@intrinsic
+def empty_output(typingctx, shape, dtype):
+    """``np.empty(shape, dtype)``, backed by huge pages when large (see the module docstring).
+
+    An intrinsic, so it is lowered inline where a kernel calls it: as a
+    jitted function it was compiled once per (shape, dtype) type in every
+    new cache, which made it one of the larger costs of compiling a model.
+    """
+    result = _output_type(shape, dtype)
+    if result is None:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return _allocate(context, builder, signature, args)._getvalue()
+
+    return result(shape, dtype), codegen
+
+
+@intrinsic
+def full_output(typingctx, shape, value, dtype):
+    """``np.full(shape, value, dtype)``, lowered inline like ``empty_output``."""
+    result = _output_type(shape, dtype)
+    if result is None or not isinstance(value, (types.Number, types.Boolean)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        array = _allocate(context, builder, signature, args)
+        fill = context.cast(builder, args[1], signature.args[1], result.dtype)
+        with cgutils.for_range(builder, array.nitems) as loop:
+            context.pack_value(builder, result.dtype, fill, builder.gep(array.data, [loop.index]))
+        return array._getvalue()
+
+    return result(shape, value, dtype), codegen
 
 
 #: glibc's ``mallopt`` parameters and the values ``keep_freed_heap`` gives them: the
@@ -125,4 +178,4 @@ def keep_freed_heap():
 keep_freed_heap()
 
 
-__all__ = ["empty_output", "advise_large", "keep_freed_heap", "HUGE_PAGE_THRESHOLD"]
+__all__ = ["empty_output", "full_output", "advise_large", "keep_freed_heap", "HUGE_PAGE_THRESHOLD"]

@@ -169,7 +169,7 @@ class ReduceCodegen:
             "cols = rsize",
             "go = flat_view(out)",
         ]
-        serial = [f"buf = np.empty({BLOCK}, np.{self.acc})"] + self._row_loop(reads, "0", "rows", "0", "cols", "go[r]")
+        serial = [f"buf = empty_output({BLOCK}, np.{self.acc})"] + self._row_loop(reads, "0", "rows", "0", "cols", "go[r]")
         if self.threads <= 1:
             return pre + serial
         args = ", ".join(names + ["go", "rows", "cols"])
@@ -196,11 +196,11 @@ class ReduceCodegen:
         _, reads, names = self._row_operands()
         params = ", ".join(names + ["go", "rows", "cols"])
         head = parallel_decorator(**KERNEL_OPTIONS)
-        alloc = f"buf = np.empty({BLOCK}, np.{self.acc})"
+        alloc = f"buf = empty_output({BLOCK}, np.{self.acc})"
         by_rows = [f"for c in numba.prange({self.threads}):"] + _indent(
             chunk_bounds("c", self.threads, "rows") + [alloc] + self._row_loop(reads, "lo", "hi", "0", "cols", "go[r]"), 1
         )
-        by_cols = [f"parts = np.empty((rows, {self.threads}), np.{self.acc})", f"for c in numba.prange({self.threads}):"]
+        by_cols = [f"parts = empty_output((rows, {self.threads}), np.{self.acc})", f"for c in numba.prange({self.threads}):"]
         by_cols += _indent(
             chunk_bounds("c", self.threads, "cols") + [alloc] + self._row_loop(reads, "0", "rows", "lo", "hi", "parts[r, c]", cast_out=False), 1
         )
@@ -241,7 +241,7 @@ class ReduceCodegen:
     def _general_lines(self):
         kept = [d for d in range(self.nd) if d not in self.axes]
         oshape = "(" + "".join(f"n{d}, " for d in kept) + ")"
-        lines = [f"accs = np.full({oshape}, {_identity(self.kind, self.acc)}, np.{self.acc})"]
+        lines = [f"accs = full_output({oshape}, {_identity(self.kind, self.acc)}, np.{self.acc})"]
         loops = [("    " * d) + f"for k{d} in range(n{d}):" for d in range(self.nd)]
 
         def index(j):
@@ -339,7 +339,7 @@ def numba_funcify_Argmax(op, node, **kwargs):
     lines = [f"n{d} = x.shape[{d}]" for d in range(nd)]
     lines.append("rsize = " + "".join(f"n{d} * " for d in axes) + "1")
     lines += ["if rsize == 0:", f"    raise ValueError('{op}: attempt to get the arg-extremum of an empty sequence')"]
-    lines.append(f"out = np.empty(({''.join(f'n{d}, ' for d in kept)}), np.int64)")
+    lines.append(f"out = empty_output(({''.join(f'n{d}, ' for d in kept)}), np.int64)")
     loops = [("    " * k) + f"for k{d} in range(n{d}):" for k, d in enumerate(kept)]
     depth = len(kept)
     inner = ["c = 0", "best_i = 0", "first = True", "best = x[" + (", ".join(["0"] * nd) if nd else "()") + "]"]
@@ -375,7 +375,7 @@ def numba_funcify_ReducedSize(op, node, **kwargs):
     nd = node.inputs[0].type.ndim
     axes = range(nd) if op.axis is None else op.axis
     prod = "".join(f"x.shape[{a}] * " for a in axes) + "1"
-    source = f"def reduced_size_kernel(x):\n    out = np.empty((), np.int64)\n    out[()] = {prod}\n    return out\n"
+    source = f"def reduced_size_kernel(x):\n    out = empty_output((), np.int64)\n    out[()] = {prod}\n    return out\n"
     return kernel_from_source(source, "reduced_size_kernel")
 
 

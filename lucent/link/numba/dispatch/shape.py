@@ -150,7 +150,7 @@ def dtype_text(dtype):
 def numba_funcify_Shape(op, node, **kwargs):
     """An int64 vector with the run-time lengths; written entry by entry (works for 0-d)."""
     ndim = node.inputs[0].type.ndim
-    body = [f"out = np.empty({ndim}, np.int64)"]
+    body = [f"out = empty_output({ndim}, np.int64)"]
     body += [f"out[{d}] = x.shape[{d}]" for d in range(ndim)]
     body.append("return out")
     return make_kernel("shape", ["x"], body)
@@ -159,7 +159,7 @@ def numba_funcify_Shape(op, node, **kwargs):
 @numba_funcify.register(Shape_i, version=1)
 def numba_funcify_Shape_i(op, node, **kwargs):
     """A 0-d int64 array holding one run-time length."""
-    body = ["out = np.empty((), np.int64)", f"out[()] = x.shape[{op.i}]", "return out"]
+    body = ["out = empty_output((), np.int64)", f"out[()] = x.shape[{op.i}]", "return out"]
     return make_kernel(f"shape_i{op.i}", ["x"], body)
 
 

@@ -136,7 +136,7 @@ def _multi_axis_source(kind, nd, axes, out_dtype):
         "n = 1",
         *[f"n *= xt.shape[{k}]" for k in range(len(rest), nd)],
         "x2 = xt.reshape((rows, n))",
-        f"o2 = np.empty((rows, n), dtype=np.{out_dtype})",
+        f"o2 = empty_output((rows, n), np.{out_dtype})",
         "for r in range(rows):",
         *_indent(["xr = x2[r]", "orow = o2[r]"] + _row_lines(kind, out_dtype), 1),
         f"return np.ascontiguousarray(np.transpose(o2.reshape(xt.shape), {tup(inverse)}))",
