@@ -271,7 +271,7 @@ def _generate(fgraph, order, kernels, plan=None):
     for k in arg_inputs:
         names[fgraph.inputs[k]] = f"i{k}"
         params.append(f"i{k}")
-    extra_args, extra_params = [], []
+    extra_args, extra_params, extra_vars = [], [], []
 
     def constant_name(var):
         if not isinstance(var, Constant):  # pragma: no cover - FunctionGraph refuses it
@@ -283,6 +283,7 @@ def _generate(fgraph, order, kernels, plan=None):
             name = f"a{len(extra_args)}"
             extra_args.append(data)
             extra_params.append(name)
+            extra_vars.append(var)
         else:
             name = f"c{sum(1 for x in namespace if x.startswith('c'))}"
             namespace[name] = data
@@ -343,7 +344,7 @@ def _generate(fgraph, order, kernels, plan=None):
         "# set before this module runs.\n\n"
         f"def graph_fn({signature}):\n" + "\n".join(body or ["    return None"]) + "\n"
     )
-    return source, namespace, arg_inputs, extra_args, results, output_plan, converters
+    return source, namespace, arg_inputs, extra_args, extra_vars, results, output_plan, converters
 
 
 def _arg_converter(type_):
@@ -366,8 +367,14 @@ def _arg_converter(type_):
     return to_kernel_input
 
 
-def _cache_key(fgraph, order, kernels, extra_args):
-    """The structural key of the graph (raises ``Uncacheable``)."""
+def _cache_key(fgraph, order, kernels, extra_vars):
+    """The structural key of the graph (raises ``Uncacheable``).
+
+    ``extra_vars`` are the constants passed as arguments, in the order of
+    the arguments: the key says which argument each input is (two uses of
+    one constant are one argument, two equal constants are two), not its
+    value.
+    """
     from lucent.link.numba.cache import (
         Uncacheable,
         describe,
@@ -379,6 +386,7 @@ def _cache_key(fgraph, order, kernels, extra_args):
     from lucent.link.numba.dispatch import numba_funcify
 
     position = {var: ("in", k) for k, var in enumerate(fgraph.inputs)}
+    argument = {var: k for k, var in enumerate(extra_vars)}
     parts = [versions(), tuple(describe(v.type) for v in fgraph.inputs)]
     for n, node in enumerate(order):
         kernel, passed, is_fallback = kernels[node]
@@ -393,8 +401,8 @@ def _cache_key(fgraph, order, kernels, extra_args):
                 ins.append(position[var])
             elif isinstance(var, Constant):
                 data = var.data
-                if isinstance(data, np.ndarray) and any(data is e for e in extra_args):
-                    ins.append(("arg", describe(var.type), data.dtype.str, data.shape))
+                if var in argument:
+                    ins.append(("arg", argument[var], describe(var.type), data.dtype.str, data.shape))
                 else:
                     ins.append(("const", describe(var.type), describe(data)))
             else:  # pragma: no cover
@@ -482,7 +490,7 @@ def build_program(fgraph):
     forced = {}
     for attempt in range(2):
         kernels, fallbacks = _kernels_for(fgraph, order, forced)
-        source, namespace, arg_inputs, extra_args, results, output_plan, converters = _generate(
+        source, namespace, arg_inputs, extra_args, extra_vars, results, output_plan, converters = _generate(
             fgraph, order, kernels, plan
         )
         program = GraphProgram()
@@ -499,7 +507,7 @@ def build_program(fgraph):
         reason = None
         key = None
         try:
-            key = _cache_key(fgraph, order, kernels, extra_args)
+            key = _cache_key(fgraph, order, kernels, extra_vars)
         except Uncacheable as e:
             reason = str(e)
         if reason is None and not config.numba__cache:

@@ -69,7 +69,8 @@ class NodeKernel:
         if self._kernel is None:
             raise RuntimeError(f"{self.node} has no Numba kernel: {self.reason}")
         args = [input_values[k] for k in self._passed]
-        result = self._kernel(*args)
+        entry = self._entry_for(args)
+        result = entry(*args)
         results = (result,) if len(self.node.outputs) == 1 else tuple(result)
         return [value if conv is None else conv(value) for value, conv in zip(results, self._converters)]
 
@@ -86,7 +87,7 @@ class NodeKernel:
         if dispatcher is None or not hasattr(dispatcher, "typeof_pyval") or not hasattr(dispatcher, "compile"):
             return 0.0
         _load_blas_bindings()
-        signature = tuple(dispatcher.typeof_pyval(input_values[k]) for k in self._passed)
+        signature = self._signature_of([input_values[k] for k in self._passed])
         if signature in dispatcher.overloads:
             return 0.0
         from time import perf_counter
@@ -95,9 +96,62 @@ class NodeKernel:
         dispatcher.compile(signature)
         return perf_counter() - start
 
+    def _signature_of(self, args):
+        """The types to run the kernel with for ``args``: a specialisation FAST_RUN compiled if one fits.
+
+        Numba types a value by what it is: the transpose of a C array is an
+        F array, a constant copied by DebugMode is writable. Inside a graph
+        function the same values are typed by where they come from: a view
+        is an ``A`` array, a constant has the type of its own data. So the
+        exact types of ``args`` are used only when no compiled
+        specialisation can take them (an ``A`` parameter takes any layout);
+        a profiled or checked node then runs the machine code FAST_RUN
+        already has instead of compiling the kernel again.
+        """
+        dispatcher = self._kernel
+        exact = []
+        for k, value in zip(self._passed, args):
+            var = self.node.inputs[k]
+            if isinstance(var, Constant) and isinstance(var.data, np.ndarray):
+                value = var.data
+            exact.append(dispatcher.typeof_pyval(value))
+        exact = tuple(exact)
+        if exact in dispatcher.overloads:
+            return exact
+        for compiled in dispatcher.overloads:
+            if len(compiled) == len(exact) and all(map(_takes, compiled, exact)):
+                return compiled
+        return exact
+
+    def _entry_for(self, args):
+        """The compiled specialisation to run ``args`` with (see ``_signature_of``)."""
+        dispatcher = self._kernel
+        if not hasattr(dispatcher, "typeof_pyval") or not hasattr(dispatcher, "get_overload"):
+            return dispatcher
+        signature = self._signature_of(args)
+        if signature not in dispatcher.overloads:
+            dispatcher.compile(signature)
+        return dispatcher.get_overload(signature)
+
     def __repr__(self):
         state = "ready" if self.available else f"unavailable: {self.reason}"
         return f"NodeKernel({self.node.op}, {state})"
+
+
+def _takes(parameter, argument) -> bool:
+    """Whether a kernel compiled for ``parameter`` can be called with a value of type ``argument``."""
+    if parameter == argument:
+        return True
+    from numba import types
+
+    if not (isinstance(parameter, types.Array) and isinstance(argument, types.Array)):
+        return False
+    return (
+        parameter.dtype == argument.dtype
+        and parameter.ndim == argument.ndim
+        and parameter.layout in ("A", argument.layout)
+        and (argument.mutable or not parameter.mutable)
+    )
 
 
 def _load_blas_bindings():

@@ -132,6 +132,19 @@ def test_variants_with_other_constants_share_one_graph_function(n_nodes):
     np.testing.assert_allclose(g(v), reference(v, -3.5))
 
 
+def test_one_constant_used_twice_and_two_constants_are_different_graph_functions():
+    """The key says which argument each constant is: sharing one is not the same graph as two."""
+    x = lt.dvector("x")
+    one = lt.constant(np.ones(3))
+    shared = compile_fn([x], Add2()(Add2()(x, one), one))
+    separate = compile_fn([x], Add2()(Add2()(x, lt.constant(np.full(3, 2.0))), lt.constant(np.full(3, 5.0))))
+    ps, pd = shared.maker.linker.program, separate.maker.linker.program
+    assert (len(ps.extra_args), len(pd.extra_args)) == (1, 2)
+    assert ps.cache_key != pd.cache_key
+    np.testing.assert_allclose(shared(np.zeros(3)), np.full(3, 2.0))
+    np.testing.assert_allclose(separate(np.zeros(3)), np.full(3, 7.0))
+
+
 # --- views and in-place kernels -----------------------------------------------------
 class Reverse(Op):
     __props__ = ()
