@@ -60,3 +60,29 @@ def evaluate_with_perform(outputs, givens):
             values[var] = cell[0]
     result = [values[o] if o in values else o.data for o in outputs]
     return result[0] if single else result
+
+
+class numba_compiles:
+    """Context manager listing the functions Numba compiles inside it (by Python name)."""
+
+    def __enter__(self):
+        from numba.core import event
+
+        names = self.names = []
+
+        class Listener(event.Listener):
+            def on_start(self, e):
+                names.append(e.data["dispatcher"].py_func.__name__)
+
+            def on_end(self, e):
+                pass
+
+        self._listener = Listener()
+        event.register("numba:compile", self._listener)
+        return names
+
+    def __exit__(self, *exc):
+        from numba.core import event
+
+        event.unregister("numba:compile", self._listener)
+        return False

@@ -459,7 +459,7 @@ def test_rewriter_profile_and_op_table(lucent_mode):
 def test_profiling_or_checking_a_compiled_step_compiles_no_kernel_again(mode):
     """The node kernels FAST_RUN compiled serve the profiler and DebugMode, views and constants included."""
     pytest.importorskip("numba")
-    from numba.core import event
+    from tests.helpers import numba_compiles
 
     x = lt.dmatrix("x")
     w = lucent.shared(np.linspace(-1.0, 1.0, 12).reshape(3, 4), "w")
@@ -468,23 +468,10 @@ def test_profiling_or_checking_a_compiled_step_compiles_no_kernel_again(mode):
     data = np.arange(15.0).reshape(5, 3) / 10
     lucent.function([x], cost, updates=updates)(data)
 
-    compiled = []
-
-    class Count(event.Listener):
-        def on_start(self, e):
-            compiled.append(e.data["dispatcher"].py_func.__name__)
-
-        def on_end(self, e):
-            pass
-
-    listener = Count()
-    event.register("numba:compile", listener)
-    try:
+    with numba_compiles() as compiled:
         if mode == "profile":
             f = lucent.function([x], cost, updates=updates, profile=True)
         else:
             f = lucent.function([x], cost, updates=updates, mode="DebugMode")
         f(data)
-    finally:
-        event.unregister("numba:compile", listener)
     assert compiled == []
