@@ -10,9 +10,12 @@ in fresh single-threaded processes:
 * **variant, same process**: after the cold compile, the same step with
   another learning rate (``variant lr``) and with other hidden sizes
   (512 -> 384, ``variant sizes``), each compiled and called once;
-* **memory per function**: 300 distinct small functions compiled and called
-  once in one process: resident memory gained per function, and how much of
-  it is returned after they are all dropped (``gc.collect()``).
+* **memory per function**: 300 distinct small functions (one formula, other
+  constants) compiled and called once in one process: resident memory
+  gained per function; how much of it is returned to the system after they
+  are all dropped (``gc.collect()``), and how much of what they held is
+  reused by 300 new ones compiled after the drop (1 - their growth / the
+  first growth).
 
     .venv/bin/python benchmarks/compile.py [--quick] [--backends ...] \
         [--pytensor-python /tmp/ptvenv/bin/python] [--jax-python /tmp/jaxvenv/bin/python]
@@ -103,8 +106,16 @@ elif task == "memory":
     del fns, fn
     gc.collect()
     dropped = rss_mb()
+    # as many new functions again: what the dropped ones gave back is reused
+    fns = [make(n + k) for k in range(n)]
+    for fn in fns:
+        fn()
+    gc.collect()
+    again = rss_mb()
+    grown = max(after - before, 1e-9)
     result["mb_per_function"] = (after - before) / n
-    result["returned_fraction"] = (after - dropped) / max(after - before, 1e-9)
+    result["returned_fraction"] = min(max((after - dropped) / grown, 0.0), 1.0)
+    result["reused_fraction"] = min(max(1.0 - (again - dropped) / grown, 0.0), 1.0)
 print("COMPILE_RESULT " + json.dumps(result))
 """
 
@@ -155,18 +166,19 @@ def _fmt(value, unit="s"):
 
 def table(results):
     rows = [
-        "| backend | cold | warm (new process) | variant lr | variant sizes | memory / function | returned after drop |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| backend | cold | warm (new process) | variant lr | variant sizes | memory / function | returned after drop | reused after drop |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for backend, r in results.items():
         cold, warm, mem = r["cold"], r["warm"], r["memory"]
         if "error" in cold:
-            rows.append(f"| {backend} | error: {cold['error'].splitlines()[-1][:80]} | | | | | |")
+            rows.append(f"| {backend} | error: {cold['error'].splitlines()[-1][:80]} | | | | | | |")
             continue
         rows.append(
             f"| {backend} | {_fmt(cold.get('compile'))} | {_fmt(warm.get('compile'))} "
             f"| {_fmt(cold.get('variant_lr'))} | {_fmt(cold.get('variant_sizes'))} "
-            f"| {_fmt(mem.get('mb_per_function'), 'MB')} | {_fmt(mem.get('returned_fraction'), '%')} |"
+            f"| {_fmt(mem.get('mb_per_function'), 'MB')} | {_fmt(mem.get('returned_fraction'), '%')} "
+            f"| {_fmt(mem.get('reused_fraction'), '%')} |"
         )
     return "\n".join(rows)
 

@@ -237,3 +237,16 @@ def test_advanced_inc_subtensor(inplace, mode):
     out = op(x, lt.tensor(dtype="int64", shape=(1,)), a, a)
     check(out, np.zeros((3, 3), dtype="int64"), np.array([5]), np.array([0, 1, 0, 0]), inplace=inplace)
     check_raises(out, np.zeros((3, 3), dtype="int64"), np.array([5]), np.array([0, 3]), match="out of bounds")
+
+
+def test_range_len_is_len_of_range():
+    from numba import njit
+
+    from lucent.link.numba.dispatch.subtensor import range_len
+
+    count = njit(lambda a, b, c: range_len(a, b, c))
+    for start in range(-4, 5):
+        for stop in range(-4, 5):
+            for step in (-3, -2, -1, 1, 2, 5):
+                assert count(start, stop, step) == len(range(start, stop, step)), (start, stop, step)
+    assert count(np.int32(0), np.int64(10), np.int8(3)) == 4

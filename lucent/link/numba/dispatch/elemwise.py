@@ -38,7 +38,7 @@ from lucent.link.numba.dispatch.scalar import VECMATH_IMPORT, scalar_program
 from lucent.link.numba.dispatch.threads import PARALLEL_MIN, chunk_bounds, kernel_threads, parallel_decorator
 from lucent.tensor.elemwise import DimShuffle, Elemwise
 
-ELEMWISE_VERSION = 4
+ELEMWISE_VERSION = 5
 BLOCK = 512
 
 HELPER_IMPORT = (
@@ -155,57 +155,6 @@ def inplace_target(typingctx, target, shape):
         return context.compile_internal(builder, _fresh, sig, args)
 
     return fresh(target, shape), codegen
-
-
-def _memory_extent(context, builder, array, ndim):
-    """``(lo, hi, empty)``: the byte range ``array`` touches, and whether it has no element."""
-    intp = context.get_value_type(types.intp)
-    zero, one = ir.Constant(intp, 0), ir.Constant(intp, 1)
-    lo = hi = builder.ptrtoint(array.data, intp)
-    empty = cgutils.false_bit
-    shapes = cgutils.unpack_tuple(builder, array.shape, ndim)
-    strides = cgutils.unpack_tuple(builder, array.strides, ndim)
-    for extent, stride in zip(shapes, strides):
-        empty = builder.or_(empty, builder.icmp_signed("==", extent, zero))
-        span = builder.mul(builder.sub(extent, one), stride)
-        negative = builder.icmp_signed("<", span, zero)
-        lo = builder.add(lo, builder.select(negative, span, zero))
-        hi = builder.add(hi, builder.select(negative, zero, span))
-    return lo, builder.add(hi, array.itemsize), empty
-
-
-@intrinsic
-def conflicts(typingctx, target, other):
-    """True when ``other``'s memory overlaps ``target``'s but is not the same view of it.
-
-    Writing ``target`` in place while reading ``other`` is then unsafe
-    (Numba, unlike NumPy, does not buffer overlapping operands). The same
-    view (same start, same strides where ``other`` is not broadcast) is
-    safe: every element is read before it is written.
-    """
-    if not (isinstance(target, types.Array) and isinstance(other, types.Array)):
-        return None
-
-    def codegen(context, builder, sig, args):
-        t = context.make_array(sig.args[0])(context, builder, args[0])
-        o = context.make_array(sig.args[1])(context, builder, args[1])
-        same = cgutils.false_bit
-        if target.ndim == other.ndim:
-            same = builder.icmp_unsigned("==", builder.ptrtoint(t.data, cgutils.intp_t), builder.ptrtoint(o.data, cgutils.intp_t))
-            one = context.get_constant(types.intp, 1)
-            o_shapes = cgutils.unpack_tuple(builder, o.shape, other.ndim)
-            o_strides = cgutils.unpack_tuple(builder, o.strides, other.ndim)
-            t_strides = cgutils.unpack_tuple(builder, t.strides, target.ndim)
-            for extent, ostride, tstride in zip(o_shapes, o_strides, t_strides):
-                fits = builder.or_(builder.icmp_signed("==", extent, one), builder.icmp_signed("==", ostride, tstride))
-                same = builder.and_(same, fits)
-        tlo, thi, tempty = _memory_extent(context, builder, t, target.ndim)
-        olo, ohi, oempty = _memory_extent(context, builder, o, other.ndim)
-        overlap = builder.and_(builder.icmp_signed("<", tlo, ohi), builder.icmp_signed("<", olo, thi))
-        overlap = builder.and_(overlap, builder.not_(builder.or_(tempty, oempty)))
-        return builder.and_(overlap, builder.not_(same))
-
-    return types.boolean(target, other), codegen
 
 
 @intrinsic
@@ -480,7 +429,7 @@ def numba_funcify_Elemwise(op, node, **kwargs):
     """One fused loop for ``node`` (see the module docstring)."""
     codegen = ElemwiseCodegen(op, node, threads=kernel_threads())
     source = codegen.source()
-    imports = HELPER_IMPORT + "from lucent.link.numba.dispatch.elemwise import conflicts\n" + codegen.prog.imports()
+    imports = HELPER_IMPORT + "from lucent.link.numba.dispatch.overlap import conflicts\n" + codegen.prog.imports()
     if codegen.threads > 1:
         imports += "import numba\n"
     return kernel_from_source(source, "elemwise_kernel", imports, **KERNEL_OPTIONS)

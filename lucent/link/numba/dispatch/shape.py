@@ -27,7 +27,7 @@ from lucent.tensor.shape import NoneTypeT, Reshape, Shape, Shape_i, SpecifyShape
 
 #: Bumped when the shared helper text below changes meaning (it is part of
 #: every generated kernel's text, so this also invalidates cached kernels).
-HELPERS_VERSION = 1
+HELPERS_VERSION = 2
 
 
 def INT(name):

@@ -26,6 +26,10 @@ slice bounds exist, where advanced dimensions go) costs nothing at run time.
 
 from __future__ import annotations
 
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
+
 from lucent.link.numba.dispatch.basic import numba_funcify
 from lucent.link.numba.dispatch.shape import (
     INT,
@@ -55,41 +59,38 @@ from lucent.tensor.subtensor import (
     _split_inputs,
 )
 
-RANGE_LEN = '''
-@numba.njit
-def _range_len(start, stop, step):
-    if step > 0:
-        if stop > start:
-            return (stop - start + step - 1) // step
-        return 0
-    if start > stop:
-        return (start - stop - step - 1) // (-step)
-    return 0
-'''
+@intrinsic
+def range_len(typingctx, start, stop, step):
+    """The length of ``range(start, stop, step)`` (``step`` is not 0), lowered inline.
 
-# Byte extents of two arrays, to detect that an in-place update reads the
-# memory it writes (Numba, unlike NumPy, does not buffer overlapping operands).
-OVERLAP = '''
-@numba.njit
-def _extent(a):
-    lo = a.ctypes.data
-    hi = lo
-    if a.size == 0:
-        return lo, lo
-    for d in range(a.ndim):
-        span = (a.shape[d] - 1) * a.strides[d]
-        if span < 0:
-            lo += span
-        else:
-            hi += span
-    return lo, hi + a.itemsize
+    An intrinsic rather than a jitted helper in each kernel's text, which
+    was compiled again with every kernel that slices.
+    """
+    if not all(isinstance(t, types.Integer) for t in (start, stop, step)):
+        return None
 
-@numba.njit
-def _overlap(a, b):
-    alo, ahi = _extent(a)
-    blo, bhi = _extent(b)
-    return alo < bhi and blo < ahi
-'''
+    def codegen(context, builder, sig, args):
+        intp = context.get_value_type(types.intp)
+        lo, hi, st = (context.cast(builder, v, t, types.intp) for v, t in zip(args, sig.args))
+        zero, one = ir.Constant(intp, 0), ir.Constant(intp, 1)
+        up = builder.icmp_signed(">", st, zero)
+        back = builder.neg(st)
+        # ceil((hi - lo) / st) counting up, ceil((lo - hi) / -st) counting down
+        up_len = builder.sdiv(builder.sub(builder.add(builder.sub(hi, lo), st), one), builder.select(up, st, one))
+        down_step = builder.select(builder.icmp_signed(">", back, zero), back, one)
+        down_len = builder.sdiv(builder.sub(builder.add(builder.sub(lo, hi), back), one), down_step)
+        up_len = builder.select(builder.icmp_signed(">", hi, lo), up_len, zero)
+        down_len = builder.select(builder.icmp_signed(">", lo, hi), down_len, zero)
+        return builder.select(up, up_len, down_len)
+
+    return types.intp(start, stop, step), codegen
+
+
+#: What a kernel's text imports to call ``range_len`` and ``overlaps``.
+SLICE_HELPERS = (
+    "from lucent.link.numba.dispatch.subtensor import range_len\n"
+    "from lucent.link.numba.dispatch.overlap import overlaps"
+)
 
 
 def _int_lines(var, param, axis, n_expr, op):
@@ -157,8 +158,8 @@ def _y_check_lines(op, y_type, region, region_ndim, y="y"):
 def _guard_overlap(lines, inplace, y_type, out="out", y="y"):
     """In place, read ``y`` from a copy when it shares memory with the array being written."""
     if inplace and y_type.ndim > 0:
-        lines += [f"if _overlap({out}, {y}):", f"    {y} = {y}.copy()"]
-        return [OVERLAP]
+        lines += [f"if overlaps({out}, {y}):", f"    {y} = {y}.copy()"]
+        return [SLICE_HELPERS]
     return []
 
 
@@ -218,10 +219,10 @@ def numba_funcify_SliceLength(op, node, **kwargs):
     lines += [
         f"start, stop, step = slice({', '.join(bounds)}).indices({INT('n')})",
         "out = np.empty((), np.int64)",
-        "out[()] = _range_len(start, stop, step)",
+        "out[()] = range_len(start, stop, step)",
         "return out",
     ]
-    return make_kernel("slice_length", ["n", *params], lines, [RANGE_LEN])
+    return make_kernel("slice_length", ["n", *params], lines, [SLICE_HELPERS])
 
 
 # --------------------------------------------------------------------------- #
@@ -289,7 +290,7 @@ def _advanced_plan(op, node, idx_list, params, x="x", x_ndim=None):
             bounds = [name if p is not None else "None" for name, p in zip((f"b{k}", f"e{k}", f"s{k}"), parts)]
             lines += [
                 f"st{k}, sp{k}, stp{k} = slice({', '.join(bounds)}).indices({n})",
-                f"L{k} = _range_len(st{k}, sp{k}, stp{k})",
+                f"L{k} = range_len(st{k}, sp{k}, stp{k})",
             ]
             slices.append((k, f"j{k}", f"L{k}"))
             x_items.append(f"st{k} + j{k} * stp{k}")
@@ -360,7 +361,7 @@ def _advanced_getter(op, node, idx_list, n_index):
     lines = plan.lines + [f"out = empty_output({py_tuple(plan.out_dims)}, {dtype})"]
     lines += _walk(plan, [f"{at('out', plan.out_vars)} = {at('x', plan.x_items)}"])
     lines.append("return out")
-    return make_kernel("advanced_subtensor", ["x", *params], lines, [RANGE_LEN])
+    return make_kernel("advanced_subtensor", ["x", *params], lines, [SLICE_HELPERS])
 
 
 @numba_funcify.register(AdvancedSubtensor1, version=2)
@@ -383,7 +384,7 @@ def _advanced_setter(op, node, idx_list, n_index, ignore_duplicates=False):
     lines += plan.lines
     region = plan.out_dims
     lines += _y_check_lines(op, y_type, region, len(region))
-    helpers = [RANGE_LEN] + _guard_overlap(lines, op.inplace, y_type)
+    helpers = _guard_overlap(lines, op.inplace, y_type) or [SLICE_HELPERS]
     target = at("out", plan.x_items)
     value = read("y", broadcast_items(y_type, plan.out_vars))
     if op.set_instead_of_inc:
