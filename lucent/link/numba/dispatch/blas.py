@@ -273,8 +273,8 @@ def numba_funcify_BatchedDot(op, node, **kwargs):
 def _accumulate_checks(op, first, second, product_shape):
     """Lines reading ``alpha``/``beta`` and checking the operands of ``z = beta z + alpha a @ b``."""
     return [
-        "alpha = np.asarray(alpha_).item()",
-        "beta = np.asarray(beta_).item()",
+        "alpha = item_of(alpha_)",
+        "beta = item_of(beta_)",
         "if a.shape[1] != b.shape[0]:",
         "    " + fail("Value", f"{esc(op)}: {first} {{}} and {second} {{}} are not aligned", "a.shape", "b.shape"),
         f"if z.shape != {product_shape}:",
@@ -540,7 +540,7 @@ def numba_funcify_Gemv(op, node, **kwargs):
 def numba_funcify_Ger(op, node, **kwargs):
     """``A + alpha * outer(x, y)`` in one loop; ``Ger{destructive}`` overwrites A."""
     lines = [
-        "alpha = np.asarray(alpha_).item()",
+        "alpha = item_of(alpha_)",
         "if A.shape[0] != x.shape[0] or A.shape[1] != y.shape[0]:",
         "    " + fail("Value", f"{esc(op)}: A has shape {{}} but outer(x, y) has shape {{}}",
                      "A.shape", "(x.shape[0], y.shape[0])"),

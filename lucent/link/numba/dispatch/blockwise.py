@@ -100,7 +100,7 @@ def _generate(op, node, n_ignored=0):
             f"    raise ValueError('Blockwise: the core op gave blocks of different shapes for output {o}')",
         ]
         if core_nd == 0:
-            body.append(f"o{o}[{idx}] = np.asarray(r{o}).item()")
+            body.append(f"o{o}[{idx}] = item_of(r{o})")
         else:
             body.append(f"o{o}[{idx}] = r{o}")
     ind = "    "
@@ -158,6 +158,9 @@ def numba_funcify_Blockwise(op, node, n_ignored=0, **kwargs):
     import numpy as np
 
     namespace["np"] = np
+    from lucent.link.numba.dispatch.inline_values import item_of
+
+    namespace["item_of"] = item_of
     try:
         fingerprint = make_key([kernel_fingerprint(op.core_op, core, numba_funcify)])
         cacheable = True

@@ -20,7 +20,7 @@ from lucent.link.numba.dispatch.basic import kernel_from_source, numba_funcify
 
 _HELPERS = '''
 def branch_truth(c):
-    return np.asarray(c).item() != 0
+    return item_of(c) != 0
 
 
 def branch_fresh(v):

@@ -168,7 +168,7 @@ def numba_funcify_Lstsq(op, node, **kwargs):
     body = [
         f"a = np.ascontiguousarray(X).astype({dt})",
         f"b = np.ascontiguousarray(Y).astype({dt})",
-        "x, res, rank, s = np.linalg.lstsq(a, b, rcond=np.asarray(rc).item())",
+        "x, res, rank, s = np.linalg.lstsq(a, b, rcond=item_of(rc))",
         f"return x, res.astype({rdt}), np.asarray(rank, dtype=np.int32), s.astype({rdt})",
     ]
     return make_kernel("lstsq", ["X", "Y", "rc"], body)

@@ -93,7 +93,9 @@ def _helpers():
     disk) rather than once per loop as copies defined in each generated module were."""
     from lucent.link.numba.dispatch.random import generator_copy
 
-    return {"_as_0d": _as_0d, "_finish": _finish, "_generator_copy": generator_copy}
+    from lucent.link.numba.dispatch.inline_values import item_of
+
+    return {"_as_0d": _as_0d, "_finish": _finish, "_generator_copy": generator_copy, "item_of": item_of}
 
 
 def _is_generator(var):
@@ -111,7 +113,7 @@ def _generate(op, node):
     info, lay = op.info, op.layout
     inner_in = op.fgraph.inputs
     params = [f"a{k}" for k in range(len(node.inputs))]
-    L = ["n = np.asarray(a0).item()", "if n < 0:", "    raise ValueError('Scan: n_steps must be >= 0')"]
+    L = ["n = item_of(a0)", "if n < 0:", "    raise ValueError('Scan: n_steps must be >= 0')"]
     for i in range(info.n_seqs):
         p = params[lay.o_seqs + i]
         L += [f"if {p}.shape[0] < n:", f"    raise ValueError('Scan: sequence {i} is shorter than n_steps')"]
@@ -129,7 +131,7 @@ def _generate(op, node):
         var = node.outputs[lay.out_nit + k]
         ndim = var.type.ndim
         L += [
-            f"ns{k} = np.asarray({params[lay.o_nit + k]}).item()",
+            f"ns{k} = item_of({params[lay.o_nit + k]})",
             f"nb{k} = np.zeros(({', '.join(['0'] * ndim)},), {dtype_text(var.type.dtype)})",
         ]
     for k in range(info.n_untraced_sit_sot):
@@ -140,7 +142,7 @@ def _generate(op, node):
         if _is_generator(v):
             L.append(f"u{k} = _generator_copy({p})")
         elif v.type.ndim == 0:
-            L.append(f"u{k} = _as_0d(np.asarray({p}).item(), {dtype_text(v.type.dtype)})")
+            L.append(f"u{k} = _as_0d(item_of({p}), {dtype_text(v.type.dtype)})")
         else:
             L.append(f"u{k} = np.asarray({p}).copy()")
     L += ["done = 0", "for t in range(n):"]
@@ -168,7 +170,7 @@ def _generate(op, node):
         ndim = op.fgraph.outputs[k].type.ndim
         row = f"b{k}[({lay.init_lens[k]} + t) % st{k}]"
         if ndim == 0:
-            body.append(f"{row} = np.asarray(o{k}).item()")
+            body.append(f"{row} = item_of(o{k})")
             continue
         # element loops, not ``row[...] = value`` (see ``_finish``); same check as perform
         body += [
@@ -193,7 +195,7 @@ def _generate(op, node):
                 f"    raise ValueError('Scan: output {j} changes shape between steps')",
             ]
         if ndim == 0:
-            body += [f"if ns{k} > 0:", f"    nb{k}[t % ns{k}] = np.asarray(o{j}).item()"]
+            body += [f"if ns{k} > 0:", f"    nb{k}[t % ns{k}] = item_of(o{j})"]
         else:
             idx = ", ".join(f"q{d}" for d in range(ndim))
             body += [f"if ns{k} > 0:", f"    n{k}_ = nb{k}[t % ns{k}]"] + [
@@ -206,12 +208,12 @@ def _generate(op, node):
         if _is_generator(v):
             body.append(f"u{k} = o{j}")
         elif v.type.ndim == 0:
-            body.append(f"u{k} = _as_0d(np.asarray(o{j}).item(), {dtype_text(v.type.dtype)})")
+            body.append(f"u{k} = _as_0d(item_of(o{j}), {dtype_text(v.type.dtype)})")
         else:
             body.append(f"u{k} = o{j}")
     body.append("done = t + 1")
     if info.as_while:
-        body += [f"if np.asarray(o{n_inner_out - 1}).item():", "    break"]
+        body += [f"if item_of(o{n_inner_out - 1}):", "    break"]
     L += ["    " + line for line in body]
     results = []
     for k in range(lay.n_states):

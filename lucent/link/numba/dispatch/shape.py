@@ -11,7 +11,7 @@ structural kernels (subtensor, tensor_basic, blas) share:
 * values arrive the way ``perform`` receives them: tensors (0-d included)
   as arrays, scalars as numbers, ``NoneConst`` as ``None``. ``INT`` /
   ``ITEM`` read a number from either a 0-d array or a plain scalar
-  (``np.asarray(v).item()`` compiles for both), so a kernel does not depend
+  (``item_of(v)`` compiles for both), so a kernel does not depend
   on how the linker chooses to pass 0-d values.
 * Building a message with ``str()`` inside a kernel costs about half a
   second of compile time per kernel, so errors are raised as
@@ -32,12 +32,12 @@ HELPERS_VERSION = 2
 
 def INT(name):
     """Text reading an integer (0-d array or scalar) ``name`` as an int64."""
-    return f"np.int64(np.asarray({name}).item())"
+    return f"np.int64(item_of({name}))"
 
 
 def ITEM(name):
     """Text reading the number held by a 0-d array (or scalar) ``name``."""
-    return f"np.asarray({name}).item()"
+    return f"item_of({name})"
 
 
 class _FormattedError(Exception):
