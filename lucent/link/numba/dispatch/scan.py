@@ -33,17 +33,18 @@ import numba
 import numpy as np
 
 from lucent.link.numba.dispatch.basic import NoNumbaImplementation, numba_funcify
+from lucent.link.numba.dispatch.memory import empty_output
 from lucent.link.numba.dispatch.shape import _ERRORS, dtype_text, fail, loops
 from lucent.scan.op import STATE_SHAPE_MESSAGE, Scan
 
 #: Part of the disk-cache key of loops and of the graphs holding them: bump when the
 #: generated loop or its helpers (``_as_0d``, ``_finish``) change.
-SCAN_KERNEL_VERSION = 8
+SCAN_KERNEL_VERSION = 9
 
 
 @numba.njit(cache=True)
 def _as_0d(x, dtype):
-    out = np.empty((), dtype)
+    out = empty_output((), dtype)
     out[()] = x
     return out
 
@@ -64,7 +65,7 @@ def _finish(buf, total, as_while):
     # its shape-mismatch message, string formatting included, seconds on a cold
     # cache). A loop's buffers are C-contiguous (made by the loop or its setup);
     # another one gets a rotated copy.
-    rows = np.ascontiguousarray(buf).copy()
+    rows = buf.copy()  # C-contiguous: buffers are typed C or A, never F
     width = rows.size // store
     src = rows.reshape((store, width))
     if not buf.flags.c_contiguous:
@@ -80,7 +81,7 @@ def _finish(buf, total, as_while):
 @numba.njit(cache=True)
 def _rotated_copy(src, shift, shape):
     store, width = src.shape
-    out = np.empty((store, width), src.dtype)
+    out = empty_output((store, width), src.dtype)
     for i in range(store):
         j = (i + shift) % store
         for q in range(width):
