@@ -48,6 +48,7 @@ class DestroyHandler(Feature):
         if hasattr(fgraph, "destroy_handler"):
             raise AlreadyThere()
         self.fgraph = fgraph
+        self._root_cache = None
         fgraph.destroy_handler = self
         fgraph.destroyers = self.destroyers
         if not hasattr(fgraph, "destroyable_inputs"):
@@ -69,9 +70,21 @@ class DestroyHandler(Feature):
     def clone(self):
         return DestroyHandler()
 
+    def _graph_changed(self, *args, **kwargs):
+        self._root_cache = None
+
+    # The view roots depend only on the graph's nodes and edges: computed once
+    # per version of the graph (every validation of a rewrite asks for them).
+    on_import = on_prune = on_change_input = _graph_changed
+
     # --- analysis ----------------------------------------------------------------
     def _roots(self):
-        """``{variable: root}`` for every variable that is a view of another."""
+        """``{variable: root}`` for every variable that is a view of another (do not mutate)."""
+        if self._root_cache is None:
+            self._root_cache = self._compute_roots()
+        return self._root_cache
+
+    def _compute_roots(self):
         root = {}
         # Plain data order: fgraph.toposort() would ask for our orderings.
         for node in io_toposort(self.fgraph.inputs, self.fgraph.outputs):

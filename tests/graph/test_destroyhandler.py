@@ -71,3 +71,21 @@ def test_replace_validated_reverts_on_inconsistency():
         replace_validated(fg, [(e, neg_inplace(x))], reason="test")
     assert fg.outputs[0].owner.inputs[0] is e
     fg.check_integrity()
+
+
+def test_views_are_followed_after_the_graph_changes():
+    """The handler keeps the view roots between validations; a replacement must renew them."""
+    x, y = vec("x"), vec("y")
+    v = view(exp(x))
+    out = neg_inplace(v)
+    fg = _fg([x, y], [out, add(x, y)], destroyable=[x, y])
+    fg.validate()
+    root = v.owner.inputs[0]
+    assert fg.destroyers(root) == [out.owner]
+    fg.replace(root, y, reason="test")  # the view is now of y: the destroyer overwrites y
+    assert fg.destroyers(root) == []
+    assert fg.destroyers(y) == [out.owner]
+    reader = fg.outputs[1].owner
+    fg.validate()
+    order = fg.toposort()  # add(x, y) reads y: it must run before y is overwritten
+    assert order.index(reader) < order.index(out.owner)
