@@ -62,3 +62,48 @@ def test_nested_loops_call_their_bodies_and_kernels_through_slots():
                     nxt.append(site.kernel)
         pending, depth = nxt, depth + 1
     assert loops == 2 and depth >= 5
+
+
+def _python_finish(buf, total, as_while):
+    from lucent.scan.op import _finish_ring
+
+    return _finish_ring(buf.copy(), total, as_while)
+
+
+@pytest.mark.parametrize("shape", [(5,), (5, 3), (4, 2, 3), (3, 0)])
+@pytest.mark.parametrize("total", [2, 5, 7, 10, 13])
+@pytest.mark.parametrize("as_while", [False, True])
+def test_finish_returns_the_rows_oldest_first_as_perform_does(shape, total, as_while):
+    """``_finish`` (the end of every compiled loop) against the Python path's
+    ``_finish_ring``: a ring buffer is rotated within itself, a full one is
+    returned (or cut, for a while loop), for C-contiguous buffers of any rank."""
+    from lucent.link.numba.dispatch.scan import _finish
+
+    buf = np.arange(np.prod(shape), dtype="float64").reshape(shape)
+    want = _python_finish(buf, total, as_while)
+    got = _finish(buf, total, as_while)
+    np.testing.assert_array_equal(got, want)
+    if total > shape[0]:
+        assert np.shares_memory(got, buf) or buf.size == 0  # rotated in place
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "complex128", "bool"])
+def test_finish_rotates_buffers_of_every_dtype(dtype):
+    from lucent.link.numba.dispatch.scan import _finish
+
+    buf = (np.arange(12).reshape(4, 3) % 5).astype(dtype)
+    np.testing.assert_array_equal(_finish(buf.copy(), 7, False), _python_finish(buf, 7, False))
+
+
+def test_finish_of_a_strided_buffer_is_a_rotated_copy():
+    """A buffer that is not C-contiguous (typed "A") cannot be rotated through a
+    flat view: it gives a rotated copy with the same values."""
+    from lucent.link.numba.dispatch.scan import _finish
+
+    base = np.arange(30, dtype="float64").reshape(5, 6)
+    buf = base[:, ::2]
+    want = _python_finish(buf, 8, False)
+    got = _finish(buf, 8, False)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(base, np.arange(30, dtype="float64").reshape(5, 6))
+    assert got.flags.c_contiguous

@@ -138,6 +138,20 @@ def flat_view(typingctx, x):
     return flat(x), codegen
 
 
+@intrinsic
+def contiguous_flat_view(typingctx, x):
+    """The 1-d view of an array of any layout that is C-contiguous at run time.
+
+    The caller has checked ``x.flags.c_contiguous``: the view is built from
+    the data pointer, the size and the item size, as ``flat_view`` builds it
+    for an array typed C.
+    """
+    if not isinstance(x, types.Array):
+        return None
+    flat = x.copy(ndim=1, layout="C")
+    return flat(x), (_borrowed if x.ndim == 1 and x.layout == "C" else _c_flat_codegen(x))
+
+
 def _fresh(target, shape):
     return np.empty(shape, target.dtype)
 

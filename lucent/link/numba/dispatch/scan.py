@@ -33,13 +33,14 @@ import numba
 import numpy as np
 
 from lucent.link.numba.dispatch.basic import NoNumbaImplementation, numba_funcify
+from lucent.link.numba.dispatch.elemwise import contiguous_flat_view, flat_view
 from lucent.link.numba.dispatch.memory import empty_output
 from lucent.link.numba.dispatch.shape import _ERRORS, dtype_text, fail, loops
 from lucent.scan.op import STATE_SHAPE_MESSAGE, Scan
 
 #: Part of the disk-cache key of loops and of the graphs holding them: bump when the
 #: generated loop or its helpers (``_as_0d``, ``_finish``) change.
-SCAN_KERNEL_VERSION = 9
+SCAN_KERNEL_VERSION = 10
 
 
 @numba.njit(cache=True)
@@ -60,33 +61,25 @@ def _finish(buf, total, as_while):
     shift = total % store
     if shift == 0:
         return buf
-    # rotated within the buffer, which an in-place loop's output must be, through
-    # 2-d views (element loops: assigning a row from an array makes Numba compile
-    # its shape-mismatch message, string formatting included, seconds on a cold
-    # cache). A loop's buffers are C-contiguous (made by the loop or its setup);
-    # another one gets a rotated copy.
-    rows = buf.copy()  # C-contiguous: buffers are typed C or A, never F
+    # Rotated through flat views, by element loops: assigning rows (or reshaping
+    # a buffer typed "A") makes Numba compile its broadcasting and reshape code,
+    # which took longer than the rest of a loop. A buffer that is C-contiguous
+    # (a loop's buffers are: made by the loop or its setup), as an in-place
+    # loop's output must be, is rotated within itself; another one gets a
+    # rotated copy.
+    rows = buf.copy()
+    src = flat_view(rows)
     width = rows.size // store
-    src = rows.reshape((store, width))
-    if not buf.flags.c_contiguous:
-        return _rotated_copy(src, shift, buf.shape)
-    dst = buf.reshape((store, width))
+    if buf.flags.c_contiguous:
+        out = buf
+    else:
+        out = empty_output(buf.shape, buf.dtype)
+    dst = contiguous_flat_view(out)
     for i in range(store):
         j = (i + shift) % store
         for q in range(width):
-            dst[i, q] = src[j, q]
-    return buf
-
-
-@numba.njit(cache=True)
-def _rotated_copy(src, shift, shape):
-    store, width = src.shape
-    out = empty_output((store, width), src.dtype)
-    for i in range(store):
-        j = (i + shift) % store
-        for q in range(width):
-            out[i, q] = src[j, q]
-    return out.reshape(shape)
+            dst[i * width + q] = src[j * width + q]
+    return out
 
 
 def _helpers():
