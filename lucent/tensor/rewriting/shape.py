@@ -147,6 +147,12 @@ def _usable_length(var, node, depth=6):
         return type(var.owner.op.scalar_op).__name__ in _LENGTH_ARITHMETIC and all(
             _usable_length(i, node, depth - 1) for i in var.owner.inputs
         )
+    from lucent.tensor.subtensor import SliceLength
+
+    if var.owner is not None and isinstance(var.owner.op, SliceLength) and depth > 0:
+        # The length of a slice of a usable length (a Subtensor's infer_shape):
+        # a few integer operations too.
+        return all(_usable_length(i, node, depth - 1) for i in var.owner.inputs)
     return (
         var.owner is not None
         and isinstance(var.owner.op, _SIMPLE_SHAPE_OPS)

@@ -254,3 +254,24 @@ def test_shape_of_a_diagonal_or_join_is_computed_from_input_lengths():
     for shp in [(5, 3), (3, 5), (1, 0), (0, 4)]:
         m = np.zeros(shp)
         assert tuple(f(m)) == np.diagonal(m, offset=-1).shape
+
+
+def test_length_of_a_slice_is_lifted_past_the_sliced_computation():
+    """The length of ``y[1:]`` or ``y[::2]`` is the slice length of ``y``'s length: a
+    loop whose outputs are only measured is not run (its states are sliced)."""
+    from lucent.scan import scan
+    from lucent.scan.op import Scan
+
+    x = lt.dvector("x")
+    outs, ys = scan(lambda a, h: (a + 1, h + a), sequences=x, outputs_info=[None, x[0]], n_steps=20,
+                    return_updates=False)
+    f = lucent.function([x], [outs.shape[0], ys.shape[0]], mode="FAST_RUN")
+    assert [int(v) for v in f(np.ones(30))] == [20, 20]
+    assert not any(isinstance(n.op, Scan) for n in f.maker.fgraph.toposort())
+
+    m = lt.dmatrix("m")
+    sliced = lt.exp(m)[1::2, :-1]
+    g = lucent.function([m], sliced.shape, mode="FAST_RUN")
+    assert not any(n.op == sliced.owner.inputs[0].owner.op for n in g.maker.fgraph.toposort())
+    for shp in [(5, 3), (1, 1), (0, 4), (6, 0)]:
+        assert tuple(g(np.zeros(shp))) == np.exp(np.zeros(shp))[1::2, :-1].shape
