@@ -254,7 +254,10 @@ def _vectorize_inc_subtensor(op, node, x, y, *index_inputs):
 
 @_vectorize_node.register(Alloc)
 def _vectorize_alloc(op, node, value, *shape):
-    _unbatched(node, (value, *shape), range(1, len(node.inputs)), "shape")
+    if any(_batch_ndim(old, new) for old, new in zip(node.inputs[1:], shape)):
+        # Lengths that differ per batch entry (computed from a batched shape): each
+        # entry is allocated on its own, and the entries must agree, as Blockwise checks.
+        return vectorize_node_fallback(op, node, value, *shape)
     b = _batch_ndim(node.inputs[0], value)
     value = _insert_core_axes(value, b, node.inputs[0].type.ndim, len(shape))
     return op.make_node(value, *_batch_shape(value, b), *shape)

@@ -154,3 +154,27 @@ def test_join_make_vector_and_extract_diag_rules():
     va_val, vb_val = np.arange(2.0), np.arange(6.0).reshape(3, 2)
     value = run(stacked, {va: va_val, vb: vb_val})
     np.testing.assert_array_equal(value, np.stack(np.broadcast_arrays(va_val, vb_val), axis=-1))
+
+
+def test_alloc_with_batched_lengths_maps_with_blockwise():
+    """Lengths computed per batch entry (from a batched shape): Blockwise allocates each
+    entry, and the entries must agree; a loop whose initial state gains a batch
+    dimension is mapped this way (its buffer's length reads the state's shape)."""
+    from lucent.scan import scan
+    from lucent.tensor.blockwise import Blockwise
+
+    n, N = lt.lscalar("n"), lt.lvector("N")
+    new = vectorize_graph(lt.alloc(1.5, n, 2), {n: N})
+    assert isinstance(new.owner.op, Blockwise)
+    np.testing.assert_array_equal(run(new, {N: np.array([3, 3])}), np.full((2, 3, 2), 1.5))
+    with pytest.raises(ValueError, match="[Bb]lock|shape"):
+        run(new, {N: np.array([3, 4])})
+
+    s, batch = lt.dscalar("s"), lt.dvector("batch")
+    ys = scan(lambda h: h * 0.5 + 1.0, outputs_info=[s], n_steps=5, return_updates=False)
+    got = run(vectorize_graph(ys, {s: batch}), {batch: np.array([0.0, 2.0, -4.0])})
+    h, want = np.array([0.0, 2.0, -4.0]), []
+    for _ in range(5):
+        h = h * 0.5 + 1.0
+        want.append(h)
+    np.testing.assert_allclose(got, np.array(want).T)

@@ -203,3 +203,39 @@ def test_a_cache_entry_the_record_does_not_list_is_not_loaded(tmp_path):
     assert loaded == [sig]
     # the recorded targets are known before the machine code runs
     assert site.targets == {"slot_int64": ("int64",), "slot_float64": ("float64",)}
+
+
+_BATCHED_LOOP = textwrap.dedent(
+    """
+    import json, numpy as np, lucent, lucent.tensor as lt
+    from lucent.scan import scan
+    from lucent.graph.replace import vectorize_graph
+    from lucent.tensor.blockwise import Blockwise
+    s = lt.dscalar("s")
+    ys = scan(lambda h: lt.tanh(h) * 2.0 + 0.5, outputs_info=[s], n_steps=4, return_updates=False)
+    batch = lt.dvector("batch")
+    f = lucent.function([batch], vectorize_graph(ys, {s: batch}))
+    assert any(isinstance(n.op, Blockwise) for n in f.maker.fgraph.toposort())
+    print(json.dumps(f(np.array([0.1, -0.3, 2.0])).tolist()))
+    """
+)
+
+
+def test_a_loop_mapped_by_blockwise_runs_in_a_new_process(tmp_path):
+    """A Blockwise calls its core kernel through a slot: a loop inside it, whose body
+    is called through a slot of its own, works when everything is loaded from the cache
+    (a linked copy of the loop kept an empty slot there)."""
+    h = np.array([0.1, -0.3, 2.0])
+    want = []
+    for _ in range(4):
+        h = np.tanh(h) * 2.0 + 0.5
+        want.append(h)
+    want = np.array(want).T
+    env = dict(os.environ)
+    env["LUCENT_FLAGS"] = f"base_compiledir={tmp_path}"
+    env["PYTHONPATH"] = os.pathsep.join([ROOT, env.get("PYTHONPATH", "")])
+    for _ in ("cold", "warm"):
+        out = subprocess.run([sys.executable, "-c", _BATCHED_LOOP], capture_output=True, text=True,
+                             env=env, cwd=ROOT, timeout=600)
+        assert out.returncode == 0, out.stderr
+        np.testing.assert_allclose(json.loads(out.stdout.strip().splitlines()[-1]), want)

@@ -1,7 +1,8 @@
 """Numba kernel of ``Blockwise``: a native loop over the batch that calls the core op's kernel.
 
 The core op's kernel is what ``numba_funcify`` gives for the core node
-(``Blockwise._create_dummy_core_node``); the generated loop is specialised
+(``Blockwise._create_dummy_core_node``), called through a slot (see
+``lucent.link.numba.kernel_calls``) when it is disk-cached; the generated loop is specialised
 to the node: its number of batch dimensions, which inputs broadcast along
 which of them (static length 1, read at index 0), the core ranks. The
 first block is computed before the loop (once) to learn the core output
@@ -22,7 +23,7 @@ from lucent.link.numba.dispatch.basic import numba_funcify
 from lucent.link.numba.dispatch.shape import dtype_text
 from lucent.tensor.blockwise import Blockwise, BlockwiseWithCoreShape
 
-BLOCKWISE_VERSION = 2
+BLOCKWISE_VERSION = 3
 
 
 def _generate(op, node, n_ignored=0):
@@ -64,7 +65,7 @@ def _generate(op, node, n_ignored=0):
         return f"np.asarray({ref})" if core_nd == 0 else ref
 
     def call(idx):
-        return f"core({', '.join(block(k, idx) for k in range(n_in))})"
+        return f"k0({', '.join(block(k, idx) for k in range(n_in))})"
 
     batch_tuple = "(" + "".join(f"n{d}, " for d in range(b)) + ")"
     total = " * ".join(f"n{d}" for d in range(b)) or "1"
@@ -143,6 +144,7 @@ def _empty_core_dims(op, node, o, b):
 @numba_funcify.register(Blockwise, version=BLOCKWISE_VERSION)
 def numba_funcify_Blockwise(op, node, n_ignored=0, **kwargs):
     from lucent.link.numba.cache import Uncacheable, kernel_fingerprint, load_graph_function, make_key
+    from lucent.link.numba.dispatch.builders import load_with_kernel_calls
 
     core_node = op._create_dummy_core_node(node.inputs)
     if not numba_funcify.has_implementation(op.core_op):
@@ -154,7 +156,7 @@ def numba_funcify_Blockwise(op, node, n_ignored=0, **kwargs):
         core = numba_njit(core)
     source = _generate(op, node, n_ignored)
     # Hoist the helpers to module level (Numba calls them as globals).
-    namespace = {"core": core}
+    namespace = {"k0": core}
     import numpy as np
 
     namespace["np"] = np
@@ -168,7 +170,16 @@ def numba_funcify_Blockwise(op, node, n_ignored=0, **kwargs):
         fingerprint, cacheable = repr(id(core)), False
     digest = hashlib.sha256((source + fingerprint).encode()).hexdigest()
     module_source = "import numpy as np\nimport numba\n" + _njit_helpers(source)
-    kernel, _ = load_graph_function(f"blockwise{digest}", module_source, namespace, cacheable, name="blockwise_fn")
+    if cacheable:
+        # The core kernel is called through a slot, as graph functions call kernels:
+        # a linked copy of it would carry its own slots (a loop's body, say), which
+        # nothing fills when this kernel is loaded from the disk cache.
+        kernel = load_with_kernel_calls(
+            f"blockwise{digest}", module_source, namespace,
+            {"k0": (core, len(core_node.inputs), f"the core of {op}")}, name="blockwise_fn",
+        )
+    else:
+        kernel, _ = load_graph_function(f"blockwise{digest}", module_source, namespace, False, name="blockwise_fn")
     kernel.__lucent_origin__ = ("blockwise", digest)
     return kernel
 
