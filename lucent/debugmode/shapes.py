@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lucent.debugmode.values import copy_value
 from lucent.graph.basic import Constant, Variable
 
 
@@ -114,7 +115,11 @@ class ShapeOracle:
                 node.op.prepare_node(node, None, None, "py")
                 self._prepared.add(node)
             cells = [[None] for _ in node.outputs]
-            node.op.perform(node, [memo[i] for i in node.inputs], cells)
+            # The memo holds the call's own values: an op that writes into an input
+            # (a loop whose shape is its own output's, run in place) gets a copy.
+            destroyed = {i for ins in (getattr(node.op, "destroy_map", None) or {}).values() for i in ins}
+            args = [copy_value(memo[i]) if k in destroyed else memo[i] for k, i in enumerate(node.inputs)]
+            node.op.perform(node, args, cells)
             for o, cell in zip(node.outputs, cells):
                 memo[o] = cell[0]
             stack.pop()

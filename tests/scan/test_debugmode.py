@@ -69,3 +69,32 @@ def test_correct_scan_passes_debugmode():
     ys = lucent.scan(lambda h: h * 2.0, outputs_info=[x0], n_steps=5, return_updates=False)
     f = lucent.function([x0], ys, mode=DebugMode())
     np.testing.assert_allclose(f(1.0), [2.0, 4.0, 8.0, 16.0, 32.0])
+
+
+def test_loops_with_branches_and_gradients_check_clean(caplog):
+    """No false report: a loop whose body branches (its output shape is only known by
+    running it, so DebugMode's shape check runs it too, in place) and the gradient
+    loop of a nested loop (an accumulator carried from step to step) run clean,
+    with no warning, and give the reference values."""
+    import logging
+
+    from lucent.gradient import grad
+    from lucent.ifelse import ifelse
+    from lucent.scan import scan
+
+    x, c = lt.dvector("x"), lt.dscalar("c")
+    branchy = scan(lambda h, c: ifelse(lt.gt(h.sum(), c), h * 0.5, h + 1.0), outputs_info=[x],
+                   non_sequences=[c], n_steps=5, return_updates=False)
+
+    def outer(h):
+        return scan(lambda g: lt.sin(g) + h, outputs_info=[h], n_steps=2, return_updates=False)[-1]
+
+    nested = scan(outer, outputs_info=[x], n_steps=2, return_updates=False)
+    outs = [branchy, grad(nested[-1].sum(), x)]
+    xv = np.array([0.3, -0.7, 1.1])
+    want = lucent.function([x, c], outs, mode="FAST_COMPILE")(xv, 0.5)
+    with caplog.at_level(logging.WARNING, logger="lucent"):
+        got = lucent.function([x, c], outs, mode=DebugMode())(xv, 0.5)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w)

@@ -4,7 +4,7 @@ A traced state's outer input is a buffer (initial rows followed by room for
 the steps, see ``lucent.scan.op``); without this rewrite the loop copies it
 before writing the steps. ``ScanInplaceOptimizer`` gives the ``Scan`` a
 ``destroy_map`` naming those buffers (and the starting values of untraced
-states), so the loop writes into them directly. Whether the buffer may be
+generator states), so the loop writes into them directly. Whether the buffer may be
 overwritten (nobody else reads it afterwards, it is not an input of the
 function the user did not declare mutable) is decided by the graph's
 ``DestroyHandler``: each candidate change is validated and undone if it
@@ -54,11 +54,17 @@ class ScanInplaceOptimizer(GraphRewriter):
         """``{outer output: outer input}`` of the values a loop may overwrite."""
         info, lay = op.info, op.layout
         pos = {k: lay.o_states + k for k in range(lay.n_states)}
+        from lucent.tensor.type import TensorType
+
         for j in range(info.n_untraced_sit_sot):
-            # An untraced state's starting value is the loop's to use up, as PyTensor
-            # declares it: a generator is then advanced without a first copy (a
-            # tensor is one value replaced at every step and copied out at the end).
-            pos[lay.out_untraced + j] = lay.o_untraced + j
+            # An untraced generator's starting value is the loop's to use up, as
+            # PyTensor declares it: it is then advanced without a first copy. An
+            # untraced tensor is one value replaced at every step and copied out at
+            # the end, never written into: declaring it destroyed would only keep
+            # other nodes from reading it (and DebugMode would rightly say the
+            # loop did not reuse it).
+            if not isinstance(op.fgraph.inputs[lay.i_untraced + j].type, TensorType):
+                pos[lay.out_untraced + j] = lay.o_untraced + j
         return pos
 
     def attempt_scan_inplace(self, fgraph, node, output_indices):
