@@ -108,7 +108,10 @@ def _node_pushforward(node, tangents):
             continue
         if _is_null(ic):
             raise NullTypeGradError(f"pushforward through {op} is undefined: {ic.type.why_null}")
-        known[ic] = _match_tangent_dtype(ic, t)
+        t = _match_tangent_dtype(ic, t)
+        # A pull-back may give several inputs the very same cotangent (``x + y``
+        # passes its cotangent on unchanged): their tangents add up.
+        known[ic] = known[ic] + t if ic in known else t
     if not known:
         return [disconnected_type() for _ in node.outputs]
     results = grad(None, cots, known_grads=known, disconnected_inputs="ignore", return_disconnected="disconnected")

@@ -70,6 +70,27 @@ def test_pushforward_wrt_several_inputs_adds_the_products():
     np.testing.assert_allclose(run(jvp, {x: X, W: WV, v: vv, V: Vv}), expected, rtol=1e-6)
 
 
+@pytest.mark.parametrize("use_op", [False, True], ids=["via_pullback", "op_rules"])
+def test_pushforward_adds_the_tangents_of_inputs_sharing_a_cotangent(use_op):
+    """``x + y`` gives both inputs the very same cotangent in its pull-back: pushed
+    forward through it, their tangents add up (the last one alone came out before)."""
+    from lucent.compile.builders import OpFromGraph
+
+    x, y, tx, ty = lt.dvector("x"), lt.dvector("y"), lt.dvector("tx"), lt.dvector("ty")
+    xv, yv, txv, tyv = rng.random(3), rng.random(3), rng.random(3), rng.random(3)
+    out = (x + y) * 3.0 - lt.tanh(y)
+    jvp = pushforward(out, [x, y], [tx, ty], use_op_pushforward=use_op)
+    np.testing.assert_allclose(
+        run(jvp, {x: xv, y: yv, tx: txv, ty: tyv}), 3 * (txv + tyv) - (1 - np.tanh(yv) ** 2) * tyv
+    )
+    a, b = lt.dvector("a"), lt.dmatrix("b")
+    both = OpFromGraph([a, b], [lt.dot(a, b), -lt.dot(a, b)])
+    W = lt.dmatrix("W")
+    Wv = rng.random((3, 3))
+    cancelled = pushforward(lt.add(*both(x, W)), x, tx, use_op_pushforward=use_op)
+    np.testing.assert_allclose(run(cancelled, {x: xv, W: Wv, tx: txv}), np.zeros(3), atol=1e-12)
+
+
 def test_pullback_is_cotangent_times_jacobian():
     x, W, out = _graph()
     u = lt.dvector("u")
