@@ -739,6 +739,9 @@ optdb.register(
 )
 
 
+# Registers ``ofg_inner_graph`` (it needs ``OpFromGraph`` defined above).
+from lucent.compile import builders_rewriting  # noqa: E402,F401
+
 __all__ = [
     "OpFromGraph",
     "SymbolicOp",

@@ -448,3 +448,24 @@ def test_unfreeze_gives_a_copy_to_compile_and_leaves_the_inner_graph():
     assert not equal_computations(fn.maker.fgraph.outputs, [x**2 / x], fn.maker.fgraph.inputs, [x])
     assert equal_computations(op.inner_outputs, [x**2 / x], op.inner_inputs, [x])
     assert fn(3.0)[0] == 3.0
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "DebugMode"])
+def test_inner_graph_gets_the_outer_rewrites_on_every_path(mode):
+    """A (not inlined) op's inner graph is rewritten like the outer graph, once, for
+    every path: the written-out softmax inside it is computed stably by perform
+    (DebugMode's reference) as by the compiled code, and dprint shows it."""
+    from lucent.tensor.special import Softmax
+
+    inner = lt.dvector("inner")
+    e = lt.exp(inner)
+    op = OpFromGraph([inner], [e / e.sum() * 2.0])
+    x = lt.dvector("x")
+    f = lucent.function([x], op(x) + 1.0, mode=mode)
+    [node] = [n for n in f.maker.fgraph.toposort() if isinstance(n.op, OpFromGraph)]
+    assert any(isinstance(n.op, Softmax) for n in node.op.fgraph.toposort())
+    v = np.array([1000.0, 1001.0, -3.0])
+    sm = np.exp(v - v.max()) / np.exp(v - v.max()).sum()
+    np.testing.assert_allclose(f(v), sm * 2.0 + 1.0)
+    np.testing.assert_allclose(node.op.fn(v)[0], sm * 2.0)  # the perform path
+    assert "Softmax" in lucent.dprint(f, file="str")

@@ -98,3 +98,21 @@ def test_loops_with_branches_and_gradients_check_clean(caplog):
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w)
+
+
+def test_a_body_stabilised_by_the_rewrites_checks_clean():
+    """The body's rewrites compute the written-out softmax stably; where the body as
+    written overflowed, DebugMode's rewrite check accepts the finite value."""
+    from lucent.scan import scan
+
+    x = lt.dvector("x")
+    ys = scan(lambda h: lt.exp(h * 2.0) / lt.exp(h * 2.0).sum() * 1000.0, outputs_info=[x],
+              n_steps=3, return_updates=False)
+    v = np.array([400.0, 401.0])
+    h, want = v, []
+    for _ in range(3):
+        z = h * 2.0
+        h = np.exp(z - z.max()) / np.exp(z - z.max()).sum() * 1000.0
+        want.append(h)
+    for mode in ("FAST_RUN", DebugMode()):
+        np.testing.assert_allclose(lucent.function([x], ys, mode=mode)(v), np.array(want))

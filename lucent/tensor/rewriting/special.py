@@ -28,6 +28,9 @@ Together they turn the softmax gradient of the cross-entropy into the stable
 form ``g - softmax(x) * sum(g)`` (``g`` the gradient with respect to
 ``log(softmax(x))``), and the cost into one using ``log_softmax``.
 
+``local_exp_over_sum_exp`` recognises the written-out softmax
+``exp(x) / sum(exp(x), axis)`` and computes it with ``Softmax``.
+
 The last section stabilises logarithms of special functions:
 ``log1p(-exp(x))`` -> ``log1mexp(x)``, ``log(erfc(x))`` through ``erfcx``,
 ``log(gamma(x))`` -> ``gammaln(x)`` and ``log(exp(a) + exp(b))`` ->
@@ -89,6 +92,58 @@ def local_log_softmax(fgraph, node):
         new = tm.cast(new, v.type.dtype)
     for w in reversed(wrappers):
         new = w.op(new, *w.inputs[1:])
+    return [removes_overflow(fit_type(new, node.outputs[0]))]
+
+
+# ---------------------------------------------------------------------------
+# exp(x) / sum(exp(x), axis) -> softmax(x, axis)
+# ---------------------------------------------------------------------------
+def _summed_back_axes(den, ndim):
+    """``(sum node, axes)`` if ``den`` is a sum over ``axes`` broadcast back along
+    exactly those axes (keepdims, or length-1 axes put back in their places), else None."""
+    from lucent.tensor.reduction import Sum
+
+    if den.owner is None or not isinstance(den.owner.op, DimShuffle):
+        return None
+    order = tuple(den.owner.op.new_order)
+    summed = den.owner.inputs[0]
+    if summed.owner is None or not isinstance(summed.owner.op, Sum) or len(order) != ndim:
+        return None
+    axes = tuple(range(ndim)) if summed.owner.op.axis is None else tuple(summed.owner.op.axis)
+    kept = [d for d in range(ndim) if d not in axes]
+    if [o for o in order if o != "x"] != list(range(len(kept))):
+        return None
+    if tuple(d for d, o in enumerate(order) if o == "x") != axes:
+        return None
+    return summed.owner, axes
+
+
+@register_stabilize
+@node_rewriter([Elemwise])
+def local_exp_over_sum_exp(fgraph, node):
+    """``exp(x) / sum(exp(x), axis)`` (broadcast back along ``axis``) -> ``softmax(x, axis)``.
+
+    The same function; the written-out form overflows to ``inf / inf = nan``
+    as soon as an element of ``x`` exceeds about 709 (88 in float32), where
+    ``Softmax`` subtracts the maximum first. The denominator may sum over
+    several axes or all of them.
+    """
+    if not isinstance(node.op.scalar_op, ps.TrueDiv):
+        return None
+    num, den = node.inputs
+    if not is_elemwise(num, ps.Exp):
+        return None
+    found = _summed_back_axes(den, num.type.ndim)
+    if found is None:
+        return None
+    sum_node, axes = found
+    inner = sum_node.inputs[0]
+    x = num.owner.inputs[0]
+    if inner is not num and not (is_elemwise(inner, ps.Exp) and inner.owner.inputs[0] is x):
+        return None
+    if x.type.ndim != num.type.ndim:
+        return None
+    new = Softmax(None if len(axes) == x.type.ndim else axes)(x)
     return [removes_overflow(fit_type(new, node.outputs[0]))]
 
 

@@ -226,3 +226,46 @@ def test_mlp_training_step_is_finite_with_large_logits():
         np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-12)
     big = X * 1e4
     assert all(np.all(np.isfinite(v)) for v in f(big, Y))
+
+
+def _softmax_ref(v, axis):
+    v = np.asarray(v, dtype="float64")
+    m = v.max(axis=axis, keepdims=True)
+    e = np.exp(v - m)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "DebugMode"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_written_out_softmax_becomes_softmax(mode, dtype):
+    """``exp(x) / sum(exp(x), axis)`` overflows to ``nan`` past exp's range; it is
+    computed as ``Softmax`` over the same axes (all of them, one, or several)."""
+    big = 800.0 if dtype == "float64" else 95.0
+    v = lt.vector("v", dtype=dtype)
+    m = lt.matrix("m", dtype=dtype)
+    t = lt.tensor3("t", dtype=dtype)
+    cases = [
+        (v, lambda e: e / e.sum(), np.array([big, big + 1.0, 0.0]), None),
+        (m, lambda e: e / e.sum(axis=1, keepdims=True), np.array([[big, big + 1.0], [1.0, 2.0]]), 1),
+        (m, lambda e: e / e.sum(axis=0), np.array([[big, 1.0], [big + 1.0, 2.0]]), 0),
+        (t, lambda e: e / e.sum(axis=(0, 2), keepdims=True), np.full((2, 2, 3), big) + np.arange(12).reshape(2, 2, 3), (0, 2)),
+    ]
+    for x, build, value, axis in cases:
+        out = build(lt.exp(x))
+        f = lucent.function([x], out, mode=mode)
+        assert any(isinstance(n.op, Softmax) for n in f.maker.fgraph.toposort())
+        got = f(value.astype(dtype))
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, _softmax_ref(value, axis), rtol=1e-5 if dtype == "float32" else 1e-12,
+                                   atol=1e-30 if dtype == "float32" else 0)
+
+
+def test_a_sum_broadcast_along_other_axes_is_not_a_softmax():
+    """``exp(m) / sum(exp(m), axis=1)`` divides column j by the sum of row j (the
+    sum is broadcast along the other axis): not a softmax, and left as written."""
+    m = lt.dmatrix("m")
+    e = lt.exp(m)
+    f = lucent.function([m], e / e.sum(axis=1), mode="FAST_RUN")
+    assert not any(isinstance(n.op, Softmax) for n in f.maker.fgraph.toposort())
+    value = np.array([[0.5, 1.0], [2.0, -1.0]])
+    np.testing.assert_allclose(f(value), np.exp(value) / np.exp(value).sum(axis=1))

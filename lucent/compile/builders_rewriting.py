@@ -1,0 +1,103 @@
+"""Rewriting the inner graph of each ``OpFromGraph`` with the outer graph's rewrites.
+
+An ``OpFromGraph`` that is not inlined keeps its inner graph as the user
+wrote it. The Numba path compiles a ``fast_run``-rewritten copy of it, but
+``perform`` (the reference path, and so DebugMode's reference) ran the
+graph as written: a formula the rewrites stabilise (``exp(x) / sum(exp(x))``
+becoming a softmax, ``log(softmax(x))`` a log-softmax) gave ``nan`` on one
+path and a number on the other. This pass, at the end of the pipeline, as
+``scan_inner_graph`` does for loop bodies, replaces each such node by one
+whose inner graph has the ``fast_run`` rewrites (inputs protected), so the
+rewritten graph is what every path runs and what ``dprint`` shows.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from lucent.compile.builders import OpFromGraph
+from lucent.graph.features import ReplaceValidate
+from lucent.graph.fg import InconsistencyError
+from lucent.graph.rewriting.basic import GraphRewriter
+from lucent.graph.rewriting.db import optdb
+
+#: ``OpFromGraph`` ops already rewritten, so equal ops met again are rewritten once.
+_DONE = weakref.WeakKeyDictionary()
+
+
+def ofg_with_rewritten_inner_graph(op):
+    """An ``OpFromGraph`` like ``op`` whose inner graph has the ``fast_run`` rewrites."""
+    from lucent.graph.destroyhandler import DestroyHandler
+    from lucent.graph.rewriting.db import RewriteDatabaseQuery
+
+    if getattr(op, "_inner_rewritten", False) or op.is_inline:
+        return op
+    done = _DONE.get(op)
+    if done is not None:
+        return done
+    fgraph = op.fgraph.clone()
+    fgraph.destroyable_inputs = set()
+    fgraph.attach_feature(DestroyHandler())
+    optdb.query(RewriteDatabaseQuery(include=["fast_run"])).rewrite(fgraph)
+    new_op = op.clone_with_inner_graph(fgraph)
+    new_op._inner_rewritten = True
+    _DONE[op] = new_op
+    return new_op
+
+
+def tolerate_stabilised(node):
+    """Let DebugMode's rewrite check accept finite values where the old node overflowed.
+
+    The inner rewrites include the stabilising ones: where the graph as
+    written gave ``inf`` or ``nan``, the rewritten one may give the finite
+    value (``removes_overflow``). Everywhere else the values must still agree.
+    """
+    from lucent.tensor.rewriting.stabilize import removes_overflow
+    from lucent.tensor.type import TensorType
+
+    for out in node.outputs:
+        if isinstance(out.type, TensorType):
+            removes_overflow(out)
+
+
+class OfgInnerGraphRewriter(GraphRewriter):
+    """Replace every ``OpFromGraph`` by one whose inner graph is rewritten (see the module docstring)."""
+
+    name = "ofg_inner_graph"
+
+    def add_requirements(self, fgraph):
+        super().add_requirements(fgraph)
+        fgraph.attach_feature(ReplaceValidate())
+
+    def apply(self, fgraph):
+        changed = False
+        for node in fgraph.toposort():
+            op = node.op
+            if not isinstance(op, OpFromGraph) or op.is_inline or getattr(op, "_inner_rewritten", False):
+                continue
+            new_op = ofg_with_rewritten_inner_graph(op)
+            if new_op is op:
+                continue
+            try:
+                new_node = new_op.make_node(*node.inputs)
+            except (TypeError, ValueError):
+                continue  # the rewritten graph no longer fits the node's inputs: keep the old one
+            pairs = [
+                (old, new if new.type == old.type else old.type.filter_variable(new))
+                for old, new in zip(node.outputs, new_node.outputs)
+            ]
+            tolerate_stabilised(new_node)
+            try:
+                fgraph.replace_all_validate(pairs, reason=self.name)
+            except (InconsistencyError, TypeError):
+                continue
+            changed = True
+        return changed
+
+
+optdb.register(
+    "ofg_inner_graph", OfgInnerGraphRewriter(), "fast_run", "compile_inner_graph", "ofg_inner_graph",
+    position=100.5,
+)
+
+__all__ = ["OfgInnerGraphRewriter", "ofg_with_rewritten_inner_graph", "tolerate_stabilised"]
