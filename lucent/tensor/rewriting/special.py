@@ -141,7 +141,7 @@ def local_exp_over_sum_exp(fgraph, node):
     x = num.owner.inputs[0]
     if inner is not num and not (is_elemwise(inner, ps.Exp) and inner.owner.inputs[0] is x):
         return None
-    if x.type.ndim != num.type.ndim:
+    if x.type.ndim != num.type.ndim or x.type.dtype.startswith("complex"):
         return None
     new = Softmax(None if len(axes) == x.type.ndim else axes)(x)
     return [removes_overflow(fit_type(new, node.outputs[0]))]
