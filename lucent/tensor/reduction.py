@@ -36,6 +36,9 @@ def _normalize_axes(axis, ndim, where="reduction"):
     """A sorted tuple of non-negative axes, or None for all of them."""
     if axis is None:
         return None
+    if isinstance(axis, np.ndarray) and axis.dtype.kind in "iu":
+        # an array of axes (0-d: one axis), as NumPy accepts
+        axis = tuple(int(a) for a in axis.ravel()) if axis.ndim else int(axis)
     if isinstance(axis, (int, np.integer)) and not isinstance(axis, bool):
         axis = (axis,)
     if ndim == 0:

@@ -102,6 +102,13 @@ class _tensor_py_operators:
     def __rmod__(self, other):
         return _math().mod(other, self)
 
+    def __divmod__(self, other):
+        """``(self // other, self % other)``, as for NumPy arrays."""
+        return _math().int_div(self, other), _math().mod(self, other)
+
+    def __rdivmod__(self, other):
+        return _math().int_div(other, self), _math().mod(other, self)
+
     def __pow__(self, other):
         return _math().pow(self, other)
 

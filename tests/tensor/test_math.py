@@ -147,6 +147,28 @@ def test_reductions_vs_numpy(name, dtype, axis, keepdims):
     np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == "float32" else 1e-12)
 
 
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "var", "argmax", "argmin", "any"])
+def test_reduction_axes_given_as_integer_arrays(name):
+    """An axis may be a NumPy integer array (0-d: one axis), as NumPy accepts."""
+    x = lt.dmatrix("x")
+    xv = _values("float64", (2, 3))
+    for axis in (np.array(0), np.array(-1), np.array([0, 1])):
+        if name.startswith("arg") and axis.ndim:
+            continue
+        expected = getattr(np, name)(xv, axis=tuple(axis) if axis.ndim else int(axis))
+        np.testing.assert_allclose(run(getattr(lt, name)(x, axis=axis), {x: xv}), expected)
+
+
+def test_divmod_gives_floor_quotient_and_remainder():
+    x, y = lt.dvector("x"), lt.dvector("y")
+    xv, yv = np.array([7.0, -7.0, 7.5, 0.0]), np.array([2.0, 2.0, -2.0, 3.0])
+    q, r = divmod(x, y)
+    np.testing.assert_array_equal(run([q, r], {x: xv, y: yv}), np.divmod(xv, yv))
+    n = lt.lvector("n")
+    q, r = divmod(10, n)
+    np.testing.assert_array_equal(run([q, r], {n: np.array([3, -4])}), np.divmod(10, np.array([3, -4])))
+
+
 def test_reductions_0d_and_empty():
     s = lt.dscalar()
     assert run(lt.sum(s), {s: np.array(3.0)}) == 3.0
