@@ -24,10 +24,7 @@ from __future__ import annotations
 import copy
 import weakref
 
-from lucent.graph.features import ReplaceValidate
-from lucent.graph.fg import InconsistencyError
-from lucent.graph.rewriting.basic import GraphRewriter
-from lucent.compile.builders_rewriting import tolerate_stabilised
+from lucent.compile.builders_rewriting import InnerGraphRewriter
 from lucent.scan.op import Scan
 
 #: ``Scan`` ops already rewritten (to the op with the rewritten body), so equal
@@ -81,37 +78,13 @@ def _draw_in_place(op, fgraph):
         random_make_inplace.rewrite(fgraph)
 
 
-class ScanInnerGraphRewriter(GraphRewriter):
+class ScanInnerGraphRewriter(InnerGraphRewriter):
     """Replace every ``Scan`` by one whose body is rewritten (see the module docstring)."""
 
     name = "scan_inner_graph"
 
-    def add_requirements(self, fgraph):
-        super().add_requirements(fgraph)
-        fgraph.attach_feature(ReplaceValidate())
-
-    def apply(self, fgraph):
-        changed = False
-        for node in fgraph.toposort():
-            if not isinstance(node.op, Scan) or getattr(node.op, "_inner_rewritten", False):
-                continue
-            new_op = scan_with_rewritten_body(node.op)
-            if new_op is node.op:
-                continue
-            try:
-                new_node = new_op.make_node(*node.inputs)
-            except (TypeError, ValueError):
-                continue  # the rewritten body no longer fits the loop's inputs: keep the old one
-            # where the body as written overflowed, the stabilised one may give a
-            # finite value (DebugMode's rewrite check accepts exactly that)
-            tolerate_stabilised(new_node)
-            pairs = [(o, n) for o, n in zip(node.outputs, new_node.outputs)]
-            try:
-                fgraph.replace_all_validate(pairs, reason=self.name)
-            except (InconsistencyError, TypeError):
-                continue
-            changed = True
-        return changed
+    def rewritten(self, op):
+        return scan_with_rewritten_body(op) if isinstance(op, Scan) else op
 
 
 __all__ = ["ScanInnerGraphRewriter", "scan_with_rewritten_body"]
