@@ -37,6 +37,7 @@ def test_fast_run_runs_every_stage_in_order():
     # gained them) before OpFromGraph nodes are expanded.
     # A Blockwise left with no real batch dimension becomes its core op just before the
     # in-place stages (every earlier rewrite and shape inference sees the Blockwise).
+    # Last, loop bodies and OpFromGraph inner graphs get these rewrites themselves.
     expected = [
         "merge", "optimize_einsum_inner_graph", "inline_ofg_expansion", "drain_specify_assumptions", "canonicalize",
         "scan_input_and_output_cleanup0", "scan_push_out_non_seq", "scan_push_out_seq", "scan_push_out_add",
@@ -45,7 +46,7 @@ def test_fast_run_runs_every_stage_in_order():
         "specialize", "merge", "fusion", "merge",
         "scan_input_and_output_cleanup3",
         "scan_make_inplace", "local_useless_unbatched_blockwise", "inplace", "cond_make_inplace",
-        "scan_inner_graph",
+        "scan_inner_graph", "ofg_inner_graph",
     ]
     assert [n.lower() for n in names] == expected
 
