@@ -42,11 +42,14 @@ from lucent.link.numba.dispatch import complex_math, vecmath
 #: Bump when the generated text of any scalar template changes meaning.
 SCALAR_CODEGEN_VERSION = 3
 
-#: Hash of vecmath.py, written into every kernel that imports from it, so a
-#: change there gives new kernel files (Numba's cache only tracks the
-#: kernel's own file).
-with open(os.path.join(os.path.dirname(__file__), "vecmath.py"), "rb") as _f:
-    VECMATH_HASH = hashlib.sha256(_f.read()).hexdigest()[:16]
+#: Hash of vecmath.py and of the translator that turns it into LLVM IR,
+#: written into every kernel that imports from it, so a change there gives
+#: new kernel files (Numba's cache only tracks the kernel's own file).
+_vecmath_digest = hashlib.sha256()
+for _name in ("vecmath.py", "straight_line.py"):
+    with open(os.path.join(os.path.dirname(__file__), _name), "rb") as _f:
+        _vecmath_digest.update(_f.read())
+VECMATH_HASH = _vecmath_digest.hexdigest()[:16]
 
 VECMATH_IMPORT = (
     f"# vecmath {VECMATH_HASH}, scalar codegen {SCALAR_CODEGEN_VERSION}\n"

@@ -8,13 +8,17 @@ arithmetic, comparisons turned into selects, and integer bit manipulation
 of the IEEE representation (through two tiny intrinsics), so a loop calling
 them becomes AVX2 code.
 
-Inlining happens in LLVM, not in Numba's IR: each function is compiled once
-per process with the ``alwaysinline`` attribute on its LLVM body, and LLVM
-inlines that body into every kernel that links it, before the loop
-vectoriser runs. Numba's own ``inline="always"`` re-typed the function at
-every call site, about a second per call in a generated kernel, so a fused
-chain of 60 ``tanh`` took minutes to compile; and the loop it produced often
-stayed scalar.
+The straight-line ones (all but the division helpers at the end) are
+translated from this source to LLVM IR by lucent itself
+(:mod:`~lucent.link.numba.dispatch.straight_line`, ``@straight_line``: the
+annotations give the types), not compiled by Numba: as Numba functions
+each was a compile of its own, 60 to 180 ms on an empty cache. Inlining
+happens in LLVM, not in Numba's IR: each body carries the ``alwaysinline``
+attribute, and LLVM inlines it into every kernel that links it, before the
+loop vectoriser runs. Numba's own ``inline="always"`` re-typed the function
+at every call site, about a second per call in a generated kernel, so a
+fused chain of 60 ``tanh`` took minutes to compile; and the loop it
+produced often stayed scalar.
 
 Accuracy: each is within a few ulp of the correctly rounded result (tested
 against NumPy over wide ranges in tests/link/numba/test_scalar.py; the
@@ -48,6 +52,8 @@ from numba.core.compiler_machinery import LoweringPass, register_pass
 from numba.core.typed_passes import NativeLowering
 from numba.extending import intrinsic
 
+from lucent.link.numba.dispatch.straight_line import register_bit_cast, straight_line
+
 
 @intrinsic
 def f64_bits(typingctx, x):
@@ -73,6 +79,10 @@ def bits_f64(typingctx, n):
     return types.float64(types.int64), codegen
 
 
+register_bit_cast(f64_bits, "float", "int")
+register_bit_cast(bits_f64, "int", "float")
+
+
 @register_pass(mutates_CFG=False, analysis_only=True)
 class MarkAlwaysInline(LoweringPass):
     """Give the just-lowered function LLVM's ``alwaysinline`` attribute.
@@ -93,7 +103,7 @@ class MarkAlwaysInline(LoweringPass):
 
 
 class InlinedByLLVM(CompilerBase):
-    """Numba's nopython pipeline followed by :class:`MarkAlwaysInline`."""
+    """Numba's nopython pipeline followed by :class:`MarkAlwaysInline` (the division helpers)."""
 
     def define_pipelines(self):
         pipeline = DefaultPassBuilder.define_nopython_pipeline(self.state)
@@ -119,14 +129,14 @@ PIO2_3 = 2.02226624879595063154e-21  # pi/2 - PIO2_1 - PIO2_2
 SINCOS_LIMIT = 1.0e5
 
 
-@_fn
-def _int_to_f64(k):
+@straight_line
+def _int_to_f64(k: int) -> float:
     """``float(k)`` for ``|k| < 2**51`` without an int -> float conversion."""
     return bits_f64(k + SHIFT_BITS) - SHIFT
 
 
-@_fn
-def _expm1_reduced(r):
+@straight_line
+def _expm1_reduced(r: float) -> float:
     """``exp(r) - 1`` for ``|r| <= ln(2)/2`` (Taylor to degree 13, error < 2**-57)."""
     p = 1.0 / 6227020800.0
     p = 1.0 / 479001600.0 + r * p
@@ -143,8 +153,8 @@ def _expm1_reduced(r):
     return r + (r * r) * p
 
 
-@_fn
-def vexp(x):
+@straight_line
+def vexp(x: float) -> float:
     """``exp(x)`` for every float64 (overflow to inf, gradual underflow to 0)."""
     x = 710.0 if x > 710.0 else x  # NaN passes both clamps
     x = -746.0 if x < -746.0 else x
@@ -160,8 +170,8 @@ def vexp(x):
     return (p * bits_f64((n1 + 1023) << 52)) * bits_f64((n2 + 1023) << 52)
 
 
-@_fn
-def vexpm1(x):
+@straight_line
+def vexpm1(x: float) -> float:
     """``exp(x) - 1``, accurate near 0 (where ``exp(x) - 1`` would cancel)."""
     xc = 710.0 if x > 710.0 else x
     xc = -746.0 if xc < -746.0 else xc
@@ -181,8 +191,8 @@ def vexpm1(x):
     return -1.0 if xc < -40.0 else res
 
 
-@_fn
-def vtanh(x):
+@straight_line
+def vtanh(x: float) -> float:
     """``tanh(x) = -expm1(-2|x|) / (2 + expm1(-2|x|))`` with the sign of ``x``."""
     a = abs(x)
     a = 20.0 if a > 20.0 else a  # tanh(20) rounds to 1
@@ -191,16 +201,16 @@ def vtanh(x):
     return bits_f64(f64_bits(t) | (f64_bits(x) & SIGN_BIT))
 
 
-@_fn
-def vsigmoid(x):
+@straight_line
+def vsigmoid(x: float) -> float:
     """``1 / (1 + exp(-x))`` without overflow: ``e / (1 + e)`` with ``e = exp(-|x|)`` for x < 0."""
     e = vexp(-abs(x))
     num = 1.0 if x >= 0.0 else e
     return num / (1.0 + e)
 
 
-@_fn
-def vlog(x):
+@straight_line
+def vlog(x: float) -> float:
     """``log(x)`` (fdlibm's e_log.c, branch-free); log(0) = -inf, log(<0) = nan."""
     sub = x < 2.2250738585072014e-308
     xs = x * 18014398509481984.0 if sub else x  # 2**54 lifts subnormals
@@ -230,8 +240,8 @@ def vlog(x):
     return NAN if not (x >= 0.0) else res
 
 
-@_fn
-def vlog1p(x):
+@straight_line
+def vlog1p(x: float) -> float:
     """``log(1 + x)``, accurate for small ``x``: ``log(u) + (rounding error of u) / u``."""
     u = 1.0 + x
     c = (1.0 - (u - x)) if u >= 2.0 else (x - (u - 1.0))
@@ -240,8 +250,8 @@ def vlog1p(x):
     return -INF if x == -1.0 else res
 
 
-@_fn
-def vsoftplus(x):
+@straight_line
+def vsoftplus(x: float) -> float:
     """``log(1 + exp(x))`` as NumPy's ``logaddexp(0, x)``: ``max(x, 0) + log1p(exp(-|x|))``."""
     m = x if x > 0.0 else 0.0
     res = m + vlog1p(vexp(-abs(x)))
@@ -249,8 +259,8 @@ def vsoftplus(x):
     return x if x != x else res
 
 
-@_fn
-def _sin_poly(r):
+@straight_line
+def _sin_poly(r: float) -> float:
     """sin on [-pi/4, pi/4] (fdlibm k_sin.c)."""
     z = r * r
     p = 8.33333333332248946124e-03 + z * (
@@ -260,8 +270,8 @@ def _sin_poly(r):
     return r + (z * r) * (-1.66666666666666324348e-01 + z * p)
 
 
-@_fn
-def _cos_poly(r):
+@straight_line
+def _cos_poly(r: float) -> float:
     """cos on [-pi/4, pi/4] (FreeBSD k_cos.c)."""
     z = r * r
     w = z * z
@@ -273,8 +283,8 @@ def _cos_poly(r):
     return w1 + (((1.0 - w1) - hz) + z * rr)
 
 
-@_fn
-def _sincos(x, quadrant_shift):
+@straight_line
+def _sincos(x: float, quadrant_shift: int) -> float:
     t = x * TWO_OVER_PI + SHIFT
     nf = t - SHIFT
     q = (f64_bits(t) + quadrant_shift) & 3
@@ -283,20 +293,20 @@ def _sincos(x, quadrant_shift):
     return bits_f64(f64_bits(v) ^ ((q & 2) << 62))
 
 
-@_fn
-def vsin(x):
+@straight_line
+def vsin(x: float) -> float:
     """``sin(x)`` for ``|x| < SINCOS_LIMIT`` (check with ``sincos_ok``)."""
     return _sincos(x, 0)
 
 
-@_fn
-def vcos(x):
+@straight_line
+def vcos(x: float) -> float:
     """``cos(x)`` for ``|x| < SINCOS_LIMIT`` (check with ``sincos_ok``)."""
     return _sincos(x, 1)
 
 
-@_fn
-def sincos_ok(x):
+@straight_line
+def sincos_ok(x: float) -> bool:
     """True where ``vsin`` / ``vcos`` are accurate (False for NaN and inf too)."""
     return abs(x) < SINCOS_LIMIT
 
