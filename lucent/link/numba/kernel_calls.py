@@ -75,7 +75,15 @@ class KernelCallSite:
         return f"{self.prefix}_k{self.index}_{digest}"
 
     def resolve(self, typingctx, args):
-        """The kernel's signature for ``args`` (compiling it if needed) and the slot's name."""
+        """The kernel's signature for ``args`` (compiling it if needed) and the slot's name.
+
+        A kernel marked ``any_layout`` (``mark_any_layout``) is resolved for
+        arrays of layout ``A`` whatever the layouts passed, so one machine
+        code serves them all (the call casts each array: a layout is only a
+        type, the value is the same).
+        """
+        if getattr(self.kernel, "__lucent_any_layout__", False):
+            args = tuple(_any_layout(a) for a in args)
         fnty = typingctx.resolve_value_type(self.kernel)
         sig = typingctx.resolve_function_type(fnty, tuple(args), {})
         if sig is None:  # pragma: no cover - the typing error names the kernel
@@ -97,6 +105,26 @@ class KernelCallSite:
             self.kernel.compile(tuple(arg_types))
             cres = self.kernel.overloads[tuple(arg_types)]
         return cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
+
+
+def mark_any_layout(kernel):
+    """Say that ``kernel`` reads its arrays' strides at run time and gains nothing from a ``C`` type.
+
+    Graph functions then call one specialisation of it for every layout of
+    its arguments, compiled once (the products: BLAS takes the strides as
+    arguments), instead of one per combination of ``C``/``A`` layouts.
+    Returns ``kernel``.
+    """
+    kernel.__lucent_any_layout__ = True
+    return kernel
+
+
+def _any_layout(typ):
+    from numba.core import types
+
+    if isinstance(typ, types.Array) and typ.layout != "A":
+        return typ.copy(layout="A")
+    return typ
 
 
 def _make_caller(site, arity):
@@ -356,4 +384,4 @@ def prepare(dispatcher, sites, key, record_path):
     dispatcher.__lucent_ready__ = True
 
 
-__all__ += ["RecordCheckedCache", "prepare", "signature_key"]
+__all__ += ["RecordCheckedCache", "mark_any_layout", "prepare", "signature_key"]

@@ -30,13 +30,13 @@ from lucent.link.numba.dispatch.cblas import (
     CBLAS_VERSION,
     NO_TRANS,
     TRANS,
-    extent_lines,
     gemm_symbol,
     gemv_symbol,
     operand_lines,
     row_major_test,
 )
 from lucent.link.numba.dispatch.threads import kernel_threads
+from lucent.link.numba.kernel_calls import mark_any_layout
 from lucent.link.numba.dispatch.shape import dtype_text, esc, fail, loops, make_kernel
 from lucent.tensor.blas import BatchedDot, Dot22, Gemm, Gemv, Ger
 from lucent.tensor.math import Dot, MatMul
@@ -103,7 +103,8 @@ def _cblas(dtype, routine="gemm"):
     # BLAS gives different kernels, never a stale cached one.
     return (
         f"# cblas v{CBLAS_VERSION}: {found[1]} as {found[0]}, int{found[2]}\n"
-        f"from lucent.link.numba.dispatch.cblas import cblas_{routine}"
+        f"from lucent.link.numba.dispatch.cblas import cblas_{routine}, blas_matrix, blas_rows\n"
+        "from lucent.link.numba.dispatch.overlap import overlaps"
     )
 
 
@@ -115,7 +116,7 @@ def _gemm_lines(dtype, a, b, out, alpha, beta):
     item = np.dtype(dtype).itemsize
     inner = operand_lines(a, "_m", "_k", item, "_A") + operand_lines(b, "_k", "_n", item, "_B")
     inner += [
-        f"_C_ld = {out}.strides[0] // {item} if _m > 1 else max(1, _n)",
+        f"_C_ld = blas_rows({out})[1]",
         f"cblas_gemm(_A_t, _B_t, _m, _n, _k, {alpha}, _A, _A_ld, _B, _B_ld, {beta}, {out}, _C_ld)",
     ]
     return [f"_m = {a}.shape[0]", f"_n = {b}.shape[1]", f"_k = {a}.shape[1]", "if _m > 0 and _n > 0:"] + [
@@ -162,7 +163,8 @@ def _dot_kernel(op, node, what):
     else:
         lines.append(f"{fn}({a}, {b}, out)")
     lines.append("return out")
-    return make_kernel(what.lower(), ["a", "b"], lines, helpers)
+    kernel = make_kernel(what.lower(), ["a", "b"], lines, helpers)
+    return mark_any_layout(kernel) if cblas is not None else kernel
 
 
 @numba_funcify.register(Dot, version=2)
@@ -352,12 +354,11 @@ def _gemm_kernel(op, node, cblas):
     a, b = _operand("a", node.inputs[2], dtype), _operand("b", node.inputs[3], dtype)
     lines = _accumulate_checks(op, "X", "Y", "(a.shape[0], b.shape[1])") + [f"a2 = {a}", f"b2 = {b}"]
     if op.inplace:
-        lines += extent_lines("z", "_z") + extent_lines("a2", "_a") + extent_lines("b2", "_b")
         direct = " and ".join([
             "alpha != 0",
             row_major_test("z", "z.shape[0]", "z.shape[1]", item),
-            "(_z_hi <= _a_lo or _a_hi <= _z_lo)",
-            "(_z_hi <= _b_lo or _b_hi <= _z_lo)",
+            "not overlaps(z, a2)",
+            "not overlaps(z, b2)",
         ])
         lines += [
             f"direct = {direct}",
@@ -380,7 +381,7 @@ def _gemm_kernel(op, node, cblas):
         ]
     lines += _gemm_lines(dtype, "a2", "b2", "out", "ga", "gb")
     lines += _accumulate_tail(op, 2)
-    return make_kernel("gemm", ["z", "alpha_", "a", "b", "beta_"], lines, [cblas])
+    return mark_any_layout(make_kernel("gemm", ["z", "alpha_", "a", "b", "beta_"], lines, [cblas]))
 
 
 @numba_funcify.register(Gemm, version=2)
@@ -483,14 +484,9 @@ def _gemv_kernel(op, node, cblas):
         lines += [
             f"_zf = z.shape[0] <= 1 or (z.strides[0] > 0 and z.strides[0] % {item} == 0)",
             f"_zx = z.strides[0] // {item} if z.shape[0] > 1 else 1",
-            "_z_lo = z.ctypes.data",
-            "_z_hi = _z_lo + z.itemsize + max(0, z.shape[0] - 1) * abs(z.strides[0])",
-            "_x_lo = _x.ctypes.data",
-            "_x_hi = _x_lo + _x.itemsize + max(0, _x.shape[0] - 1) * _x.strides[0]",
         ]
-        lines += extent_lines("_A", "_a")
         lines += [
-            f"direct = {usable} and _zf and (_z_hi <= _a_lo or _a_hi <= _z_lo) and (_z_hi <= _x_lo or _x_hi <= _z_lo)",
+            f"direct = {usable} and _zf and not overlaps(z, _A) and not overlaps(z, _x)",
             "if direct:",
             "    out = z",
             "    out_inc = _zx",

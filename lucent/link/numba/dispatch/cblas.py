@@ -37,7 +37,7 @@ from numba.extending import intrinsic
 
 #: Written into every kernel calling ``cblas_gemm``: bump it when the call's
 #: code generation changes, so no kernel cached with the old one is loaded.
-CBLAS_VERSION = 1
+CBLAS_VERSION = 2
 
 #: CBLAS enumerations (cblas.h).
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
@@ -210,56 +210,101 @@ def cblas_gemv(typingctx, ta, m, n, alpha, a, lda, x, incx, beta, y, incy):
     return sig, codegen
 
 
+def _row_major(builder, intp, rows, cols, s_rows, s_cols, item):
+    """Emit: can BLAS read this matrix row by row, and with which leading dimension.
+
+    Rows of unit step (or a single column), and a row step that is a
+    non-negative multiple of the item size, at least the row length (or a
+    single row); the leading dimension is the row step in items, or the
+    row length (at least 1) for a single row.
+    """
+    one = ir.Constant(intp, 1)
+    size = ir.Constant(intp, item)
+    zero = ir.Constant(intp, 0)
+    cols_at_least_1 = builder.select(builder.icmp_signed(">", cols, one), cols, one)
+    step = builder.sdiv(s_rows, size)
+    unit_cols = builder.or_(builder.icmp_signed("<=", cols, one), builder.icmp_signed("==", s_cols, size))
+    exact = builder.icmp_signed("==", builder.srem(s_rows, size), zero)
+    long_enough = builder.icmp_signed(">=", step, cols_at_least_1)
+    rows_ok = builder.or_(builder.icmp_signed("<=", rows, one), builder.and_(exact, long_enough))
+    ld = builder.select(builder.icmp_signed(">", rows, one), step, cols_at_least_1)
+    return builder.and_(unit_cols, rows_ok), ld
+
+
+def _matrix_parts(context, builder, typ, value):
+    array = context.make_array(typ)(context, builder, value)
+    rows, cols = cgutils.unpack_tuple(builder, array.shape, 2)
+    s_rows, s_cols = cgutils.unpack_tuple(builder, array.strides, 2)
+    return rows, cols, s_rows, s_cols, context.get_abi_sizeof(context.get_data_type(typ.dtype))
+
+
+@intrinsic
+def blas_matrix(typingctx, x):
+    """``(trans, ld)``: how BLAS reads the 2-d array ``x`` in place, or ``(0, 0)`` when it cannot.
+
+    ``NoTrans`` when it is stored by rows, ``Trans`` when by columns (a
+    transposed C array), with its leading dimension; general strides,
+    negative or unaligned steps give 0, and the kernel copies ``x``. The
+    test is emitted inline from the shape and strides: written as Python in
+    every product kernel it was a large share of their compile time.
+    """
+    if not (isinstance(x, types.Array) and x.ndim == 2):
+        return None
+    result = types.UniTuple(types.intp, 2)
+
+    def codegen(context, builder, sig, args):
+        intp = context.get_value_type(types.intp)
+        rows, cols, s_rows, s_cols, item = _matrix_parts(context, builder, sig.args[0], args[0])
+        by_rows, ld_rows = _row_major(builder, intp, rows, cols, s_rows, s_cols, item)
+        by_cols, ld_cols = _row_major(builder, intp, cols, rows, s_cols, s_rows, item)
+        zero = ir.Constant(intp, 0)
+        trans = builder.select(
+            by_rows, ir.Constant(intp, NO_TRANS), builder.select(by_cols, ir.Constant(intp, TRANS), zero)
+        )
+        ld = builder.select(by_rows, ld_rows, builder.select(by_cols, ld_cols, zero))
+        return context.make_tuple(builder, result, [trans, ld])
+
+    return result(x), codegen
+
+
+@intrinsic
+def blas_rows(typingctx, x):
+    """``(usable, ld)``: whether BLAS can write the 2-d array ``x`` as a row-major output, and its leading dimension."""
+    if not (isinstance(x, types.Array) and x.ndim == 2):
+        return None
+    result = types.Tuple((types.boolean, types.intp))
+
+    def codegen(context, builder, sig, args):
+        intp = context.get_value_type(types.intp)
+        rows, cols, s_rows, s_cols, item = _matrix_parts(context, builder, sig.args[0], args[0])
+        usable, ld = _row_major(builder, intp, rows, cols, s_rows, s_cols, item)
+        return context.make_tuple(builder, result, [usable, ld])
+
+    return result(x), codegen
+
+
 def operand_lines(name, rows, cols, item, out):
     """Lines choosing how BLAS reads the matrix ``name`` (``rows`` x ``cols`` texts).
 
     Sets ``{out}`` (the array passed), ``{out}_t`` (``NoTrans`` when it is
     read row by row, ``Trans`` when column by column, i.e. a transposed C
-    array) and ``{out}_ld`` (its leading dimension). An operand that is
-    neither (general strides, negative or unaligned steps) is copied to C
-    order, the only case that copies.
+    array) and ``{out}_ld`` (its leading dimension), through
+    ``blas_matrix``. An operand that is neither (general strides, negative
+    or unaligned steps) is copied to C order, the only case that copies.
     """
-    s0, s1 = f"{name}.strides[0]", f"{name}.strides[1]"
     return [
-        f"if ({cols} <= 1 or {s1} == {item}) and ({rows} <= 1 or ({s0} % {item} == 0 and {s0} // {item} >= max(1, {cols}))):",
-        f"    {out} = {name}",
-        f"    {out}_t = {NO_TRANS}",
-        f"    {out}_ld = {s0} // {item} if {rows} > 1 else max(1, {cols})",
-        f"elif ({rows} <= 1 or {s0} == {item}) and ({cols} <= 1 or ({s1} % {item} == 0 and {s1} // {item} >= max(1, {rows}))):",
-        f"    {out} = {name}",
-        f"    {out}_t = {TRANS}",
-        f"    {out}_ld = {s1} // {item} if {cols} > 1 else max(1, {rows})",
-        "else:",
+        f"{out}_t, {out}_ld = blas_matrix({name})",
+        f"{out} = {name}",
+        f"if {out}_t == 0:",
         f"    {out} = {name}.copy()",
         f"    {out}_t = {NO_TRANS}",
-        f"    {out}_ld = max(1, {cols})",
+        f"    {out}_ld = {cols} if {cols} > 1 else 1",
     ]
 
 
 def row_major_test(name, rows, cols, item):
     """Text true when ``name`` can be BLAS's output: rows of unit stride, non-negative row step."""
-    s0, s1 = f"{name}.strides[0]", f"{name}.strides[1]"
-    return (
-        f"(({cols} <= 1 or {s1} == {item}) and ({rows} <= 1 or ({s0} % {item} == 0 and "
-        f"{s0} // {item} >= max(1, {cols}))))"
-    )
-
-
-def extent_lines(name, out):
-    """Lines setting ``{out}_lo`` / ``{out}_hi``: the byte range the 2-d array ``name`` spans."""
-    return [
-        f"{out}_lo = {name}.ctypes.data",
-        f"{out}_hi = {out}_lo + {name}.itemsize",
-        f"if {name}.size == 0:",
-        f"    {out}_hi = {out}_lo",
-        "else:",
-        "    for _d in range(2):",
-        f"        _span = ({name}.shape[_d] - 1) * {name}.strides[_d]",
-        "        if _span < 0:",
-        f"            {out}_lo += _span",
-        "        else:",
-        f"            {out}_hi += _span",
-    ]
+    return f"blas_rows({name})[0]"
 
 
 __all__ = [
@@ -267,7 +312,8 @@ __all__ = [
     "blas_symbol",
     "cblas_gemm",
     "cblas_gemv",
-    "extent_lines",
+    "blas_matrix",
+    "blas_rows",
     "gemm_symbol",
     "gemv_symbol",
     "operand_lines",
