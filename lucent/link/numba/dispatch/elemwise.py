@@ -38,13 +38,13 @@ from lucent.link.numba.dispatch.scalar import VECMATH_IMPORT, scalar_program
 from lucent.link.numba.dispatch.threads import PARALLEL_MIN, chunk_bounds, kernel_threads, parallel_decorator
 from lucent.tensor.elemwise import DimShuffle, Elemwise
 
-ELEMWISE_VERSION = 5
+ELEMWISE_VERSION = 6
 BLOCK = 512
 
 HELPER_IMPORT = (
     VECMATH_IMPORT
     + f"\n# elemwise helpers v{ELEMWISE_VERSION}\n"
-    + "from lucent.link.numba.dispatch.elemwise import is_c_layout, flat_view, inplace_target, length_mismatch\n"
+    + "from lucent.link.numba.dispatch.elemwise import is_c_layout, flat_view, borrowed_flat_view, inplace_target, length_mismatch\n"
 )
 
 #: Kernel options: NumPy's error model (float division by zero gives inf,
@@ -84,14 +84,15 @@ def is_c_layout(typingctx, x):
     return types.boolean(x), codegen
 
 
-def _c_flat_codegen(x):
+def _c_flat_codegen(x, owned=True):
     """Codegen of the 1-d view of a C-contiguous array of type ``x``.
 
     Built in place of ``x.reshape(x.size)``: Numba's reshape calls a C
     helper that re-derives the strides, which for the 16-element vectors of
     a loop step cost as much as the loop over them; a C array's flat view is
-    known without looking: the same data and owner, length ``size``, step
-    ``itemsize``.
+    known without looking: the same data, length ``size``, step
+    ``itemsize``. ``owned``: the view holds a reference to the memory, as a
+    Numba view does; otherwise it holds none (``borrowed_flat_view``).
     """
 
     def codegen(context, builder, sig, args):
@@ -107,10 +108,12 @@ def _c_flat_codegen(x):
             shape=cgutils.pack_array(builder, [size]),
             strides=cgutils.pack_array(builder, [itemsize]),
             itemsize=src.itemsize,
-            meminfo=src.meminfo,
-            parent=src.parent,
+            meminfo=src.meminfo if owned else None,
+            parent=src.parent if owned else None,
         )
-        return impl_ret_borrowed(context, builder, sig.return_type, out._getvalue())
+        if owned:
+            return impl_ret_borrowed(context, builder, sig.return_type, out._getvalue())
+        return out._getvalue()
 
     return codegen
 
@@ -150,6 +153,31 @@ def contiguous_flat_view(typingctx, x):
         return None
     flat = x.copy(ndim=1, layout="C")
     return flat(x), (_borrowed if x.ndim == 1 and x.layout == "C" else _c_flat_codegen(x))
+
+
+@intrinsic
+def borrowed_flat_view(typingctx, x):
+    """The 1-d view of a C-contiguous array that holds no reference to its memory.
+
+    Making and dropping a Numba view updates the reference count of its
+    memory, an atomic operation each way; on a loop step's small vectors
+    those updates cost as much as the loop itself. This view skips them,
+    so it is only for an array that stays alive while the view is used: a
+    kernel's argument, or the array it returns (Numba frees a local array
+    after its last use, however many such views still point into it).
+    Other layouts get a raveled copy, which owns its memory, as with
+    ``flat_view``.
+    """
+    if not isinstance(x, types.Array):
+        return None
+    flat = x.copy(ndim=1, layout="C")
+    if x.layout == "C":
+        return flat(x), _c_flat_codegen(x, owned=False)
+
+    def codegen(context, builder, sig, args):
+        return context.compile_internal(builder, _ravel, sig, args)
+
+    return flat(x), codegen
 
 
 def _fresh(target, shape):
@@ -343,11 +371,12 @@ class ElemwiseCodegen:
                 reads.append(f"s{j}")
                 names.append(f"s{j}")
             else:
-                pre.append(f"f{j} = flat_view(i{j})")
+                # views of arguments and of returned outputs: alive throughout
+                pre.append(f"f{j} = borrowed_flat_view(i{j})")
                 reads.append(f"f{j}[k]")
                 names.append(f"f{j}")
         for o in range(len(self.out_dtypes)):
-            pre.append(f"g{o} = flat_view(out{o})")
+            pre.append(f"g{o} = borrowed_flat_view(out{o})")
             names.append(f"g{o}")
         return pre, reads, names
 
@@ -473,4 +502,4 @@ def numba_funcify_DimShuffle(op, node, **kwargs):
     return kernel_from_source(source, "dimshuffle_kernel", "from numba.np.arrayobj import reshape_unchecked\n")
 
 
-__all__ = ["ElemwiseCodegen", "numba_funcify_Elemwise", "numba_funcify_DimShuffle", "BLOCK"]
+__all__ = ["ElemwiseCodegen", "borrowed_flat_view", "numba_funcify_Elemwise", "numba_funcify_DimShuffle", "BLOCK"]

@@ -179,3 +179,42 @@ keep_freed_heap()
 
 
 __all__ = ["empty_output", "full_output", "advise_large", "keep_freed_heap", "HUGE_PAGE_THRESHOLD"]
+
+
+@intrinsic
+def borrowed_row(typingctx, array, index):
+    """``array[index]`` (index in range, non-negative) as a view that does not own its memory.
+
+    A view made by indexing holds a reference to its array's memory: an
+    atomic increment when it is made and a decrement when it dies. A loop
+    kernel makes a few per step (the step's sequence rows, the states it
+    reads and writes), and on a small step those atomics were a third of
+    its time. This view has no owner, so they cost nothing. It must not
+    outlive ``array`` or leave the kernel that made it; the loop kernels
+    only pass it to the step and copy what the step returns.
+    """
+    if not (isinstance(array, types.Array) and array.ndim >= 1 and isinstance(index, types.Integer)):
+        return None
+    row_layout = "C" if array.layout == "C" else "A"
+    row_type = array.copy(ndim=array.ndim - 1, layout=row_layout) if array.ndim > 1 else None
+    if row_type is None:
+        return None
+
+    def codegen(context, builder, sig, args):
+        src = context.make_array(sig.args[0])(context, builder, args[0])
+        out = context.make_array(sig.return_type)(context, builder)
+        shapes = cgutils.unpack_tuple(builder, src.shape, array.ndim)
+        strides = cgutils.unpack_tuple(builder, src.strides, array.ndim)
+        offset = builder.mul(context.cast(builder, args[1], sig.args[1], types.intp), strides[0])
+        data = builder.gep(builder.bitcast(src.data, ir.IntType(8).as_pointer()), [offset])
+        context.populate_array(
+            out,
+            data=builder.bitcast(data, src.data.type),
+            shape=cgutils.pack_array(builder, shapes[1:]),
+            strides=cgutils.pack_array(builder, strides[1:]),
+            itemsize=src.itemsize,
+            meminfo=None,
+        )
+        return out._getvalue()
+
+    return row_type(array, index), codegen

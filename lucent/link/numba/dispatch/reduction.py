@@ -156,7 +156,8 @@ class ReduceCodegen:
                 reads.append(f"a{j} = s{j}")
                 names.append(f"s{j}")
             else:
-                pre.append(f"f{j} = flat_view(i{j})")
+                # views of arguments and of the returned output: alive throughout
+                pre.append(f"f{j} = borrowed_flat_view(i{j})")
                 reads.append(f"a{j} = f{j}[base + j]")
                 names.append(f"f{j}")
         return pre, reads, names
@@ -167,7 +168,7 @@ class ReduceCodegen:
         pre += [
             f"rows = {rows}",
             "cols = rsize",
-            "go = flat_view(out)",
+            "go = borrowed_flat_view(out)",
         ]
         serial = [f"buf = empty_output({BLOCK}, np.{self.acc})"] + self._row_loop(reads, "0", "rows", "0", "cols", "go[r]")
         if self.threads <= 1:

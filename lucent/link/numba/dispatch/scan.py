@@ -40,7 +40,7 @@ from lucent.scan.op import STATE_SHAPE_MESSAGE, Scan
 
 #: Part of the disk-cache key of loops and of the graphs holding them: bump when the
 #: generated loop or its helpers (``_as_0d``, ``_finish``) change.
-SCAN_KERNEL_VERSION = 10
+SCAN_KERNEL_VERSION = 11
 
 
 @numba.njit(cache=True)
@@ -89,7 +89,12 @@ def _helpers():
 
     from lucent.link.numba.dispatch.inline_values import item_of
 
-    return {"_as_0d": _as_0d, "_finish": _finish, "_generator_copy": generator_copy, "item_of": item_of}
+    from lucent.link.numba.dispatch.memory import borrowed_row
+
+    return {
+        "_as_0d": _as_0d, "_finish": _finish, "_generator_copy": generator_copy, "item_of": item_of,
+        "borrowed_row": borrowed_row,
+    }
 
 
 def _is_generator(var):
@@ -142,16 +147,17 @@ def _generate(op, node):
     L += ["done = 0", "for t in range(n):"]
     body = []
     args = []
+    # Rows passed to the step are borrowed views (no reference counting: the
+    # buffers outlive the step, and whatever the step returns is copied).
     for i in range(info.n_seqs):
         p = params[lay.o_seqs + i]
         v = inner_in[i]
-        expr = f"{p}[t]"
-        args.append(_zero_d(v.type.dtype, expr) if v.type.ndim == 0 else expr)
+        args.append(_zero_d(v.type.dtype, f"{p}[t]") if v.type.ndim == 0 else f"borrowed_row({p}, t)")
     for k, taps in enumerate(lay.state_taps):
         for j, tap in zip(lay.state_inner_inputs(k), taps):
             v = inner_in[j]
-            expr = f"b{k}[({lay.init_lens[k]} + t + ({tap})) % st{k}]"
-            args.append(_zero_d(v.type.dtype, expr) if v.type.ndim == 0 else expr)
+            index = f"({lay.init_lens[k]} + t + ({tap})) % st{k}"
+            args.append(_zero_d(v.type.dtype, f"b{k}[{index}]") if v.type.ndim == 0 else f"borrowed_row(b{k}, {index})")
     for k in range(info.n_untraced_sit_sot):
         args.append(f"u{k}")
     for k in range(info.n_non_seqs):
@@ -168,7 +174,7 @@ def _generate(op, node):
             continue
         # element loops, not ``row[...] = value`` (see ``_finish``); same check as perform
         body += [
-            f"r{k}_ = {row}",
+            f"r{k}_ = borrowed_row(b{k}, ({lay.init_lens[k]} + t) % st{k})",
             f"if r{k}_.shape != o{k}.shape:",
             "    " + fail("Value", STATE_SHAPE_MESSAGE, str(k), f"o{k}.shape", "t", f"r{k}_.shape"),
         ]
