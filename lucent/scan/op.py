@@ -597,13 +597,19 @@ class Scan(Op, HasInnerGraph):
             bufs.append(given if in_place else np.array(given, copy=True))
             stores.append(given.shape[0])
         untraced = [inputs[lay.o_untraced + k] for k in range(info.n_untraced_sit_sot)]
-        # the body's draws may advance a generator it carries (``scan_inner_graph``): the
-        # loop works on a copy of the starting one unless it may destroy it
+        # the body may update an untraced state in place (a generator's draws, an
+        # accumulator: ``scan_inner_graph``): the loop works on a copy of the
+        # starting value unless it may destroy it
+        destroyed = _destroyed_inputs(self.fgraph)
         for k, v in enumerate(untraced):
-            if isinstance(v, np.random.Generator) and lay.out_untraced + k not in self.destroy_map:
+            if lay.out_untraced + k in self.destroy_map:
+                continue
+            if isinstance(v, np.random.Generator):
                 from lucent.tensor.random.utils import custom_rng_deepcopy
 
                 untraced[k] = custom_rng_deepcopy(v)
+            elif isinstance(v, np.ndarray) and self.fgraph.inputs[lay.i_untraced + k] in destroyed:
+                untraced[k] = v.copy()
         nit_stores = [int(inputs[lay.o_nit + k]) for k in range(info.n_nit_sot)]
         nit_bufs = [None] * info.n_nit_sot
         non_seqs = list(inputs[lay.o_non_seqs :])
@@ -721,13 +727,28 @@ class Scan(Op, HasInnerGraph):
 
 
 def _destroyed_inputs(fgraph):
-    """The inputs of ``fgraph`` that one of its nodes overwrites."""
+    """The inputs of ``fgraph`` whose memory one of its nodes overwrites, directly or through a view."""
     inputs = set(fgraph.inputs)
     res = set()
     for node in fgraph.apply_nodes:
         for ins in (getattr(node.op, "destroy_map", None) or {}).values():
-            res.update(node.inputs[i] for i in ins if node.inputs[i] in inputs)
+            for i in ins:
+                root = _view_root(node.inputs[i])
+                if root in inputs:
+                    res.add(root)
     return res
+
+
+def _view_root(var):
+    """The variable whose memory ``var`` is (following the declared views and in-place outputs)."""
+    while var.owner is not None:
+        op = var.owner.op
+        j = var.owner.outputs.index(var)
+        through = (getattr(op, "view_map", None) or {}).get(j) or (getattr(op, "destroy_map", None) or {}).get(j)
+        if not through:
+            return var
+        var = var.owner.inputs[through[0]]
+    return var
 
 
 def _finish_ring(buf, total, as_while):

@@ -15,8 +15,14 @@ a step allocates once per chain rather than once per node. A step's inputs
 are views of the loop's buffers and sequences, which later steps still
 read: they are protected (not in ``destroyable_inputs``), so the
 ``DestroyHandler`` refuses any rewrite that would write into one. The
-exception is a random generator the loop carries: its draws advance it in
-place.
+exception is a state the loop carries without tracing it
+(``untraced_sit_sot``: a random generator, or a tensor such as a gradient
+accumulated over the steps): the loop owns it (both paths copy the
+starting value unless the loop may destroy it) and only the next step
+reads a step's value, so the body may update it in place. A generator's
+draws then advance it instead of copying it, and an accumulator
+(``gW += outer(da, h)`` in the gradient of a recurrence) is added to in
+place instead of being copied into a new matrix at every step.
 """
 
 from __future__ import annotations
@@ -47,7 +53,8 @@ def scan_with_rewritten_body(op):
             done.destroy_map = dict(op.destroy_map)
         return done
     fgraph = op.fgraph.clone()
-    fgraph.destroyable_inputs = set()
+    lay = op.layout
+    fgraph.destroyable_inputs = set(fgraph.inputs[lay.i_untraced : lay.i_non_seqs])
     fgraph.attach_feature(DestroyHandler())
     optdb.query(RewriteDatabaseQuery(include=["fast_run"])).rewrite(fgraph)
     _draw_in_place(op, fgraph)
@@ -64,7 +71,9 @@ def _draw_in_place(op, fgraph):
     An untraced generator state is the loop's own (both paths copy the starting
     generator before the first step unless the loop may destroy it), and each
     step's value is only read by that step: a draw may advance it instead of
-    copying it, which a loop of draws would otherwise do at every step.
+    copying it, which a loop of draws would otherwise do at every step. (The
+    untraced states are destroyable inputs of the body, see
+    ``scan_with_rewritten_body``.)
     """
     from lucent.tensor.random.rewriting.basic import random_make_inplace
     from lucent.tensor.random.type import RandomGeneratorType
@@ -74,7 +83,6 @@ def _draw_in_place(op, fgraph):
         v for v in fgraph.inputs[lay.i_untraced : lay.i_non_seqs] if isinstance(v.type, RandomGeneratorType)
     ]
     if gens:
-        fgraph.destroyable_inputs = set(gens)
         random_make_inplace.rewrite(fgraph)
 
 

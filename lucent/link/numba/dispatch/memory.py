@@ -201,19 +201,81 @@ def borrowed_row(typingctx, array, index):
         return None
 
     def codegen(context, builder, sig, args):
-        src = context.make_array(sig.args[0])(context, builder, args[0])
+        src, data, shapes, strides = _row_parts(context, builder, sig.args[0], args[0], sig.args[1], args[1])
         out = context.make_array(sig.return_type)(context, builder)
-        shapes = cgutils.unpack_tuple(builder, src.shape, array.ndim)
-        strides = cgutils.unpack_tuple(builder, src.strides, array.ndim)
-        offset = builder.mul(context.cast(builder, args[1], sig.args[1], types.intp), strides[0])
-        data = builder.gep(builder.bitcast(src.data, ir.IntType(8).as_pointer()), [offset])
         context.populate_array(
-            out,
-            data=builder.bitcast(data, src.data.type),
-            shape=cgutils.pack_array(builder, shapes[1:]),
-            strides=cgutils.pack_array(builder, strides[1:]),
-            itemsize=src.itemsize,
-            meminfo=None,
+            out, data=data, shape=cgutils.pack_array(builder, shapes),
+            strides=cgutils.pack_array(builder, strides), itemsize=src.itemsize, meminfo=None,
+        )
+        return out._getvalue()
+
+    return row_type(array, index), codegen
+
+
+def _row_parts(context, builder, array_type, value, index_type, index):
+    """Data pointer, shapes and strides of ``value[index]`` (a row of an array of ``array_type``)."""
+    src = context.make_array(array_type)(context, builder, value)
+    shapes = cgutils.unpack_tuple(builder, src.shape, array_type.ndim)
+    strides = cgutils.unpack_tuple(builder, src.strides, array_type.ndim)
+    offset = builder.mul(context.cast(builder, index, index_type, types.intp), strides[0])
+    data = builder.gep(builder.bitcast(src.data, ir.IntType(8).as_pointer()), [offset])
+    return src, builder.bitcast(data, src.data.type), shapes[1:], strides[1:]
+
+
+@intrinsic
+def row_is_contiguous(typingctx, array, index):
+    """Whether ``array[index]`` is C-contiguous (a constant True when ``array`` is typed C).
+
+    A loop over a reversed or transposed sequence (the gradient of a
+    recurrence walks its forward states backwards) holds an array typed
+    ``A`` whose rows are usually contiguous all the same: with this test
+    the loop passes them to the step as C rows (``c_row_view``), so the
+    step's kernels are compiled for, and vectorise, contiguous vectors.
+    """
+    if not (isinstance(array, types.Array) and array.ndim >= 2 and isinstance(index, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        if array.layout == "C":
+            return cgutils.true_bit
+        _, _, shapes, strides = _row_parts(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+        intp = context.get_value_type(types.intp)
+        expected = ir.Constant(intp, context.get_abi_sizeof(context.get_data_type(array.dtype)))
+        ok = cgutils.true_bit
+        one = ir.Constant(intp, 1)
+        for extent, stride in reversed(list(zip(shapes, strides))):
+            # a dimension of length 1 may have any stride
+            fits = builder.or_(builder.icmp_signed("==", stride, expected), builder.icmp_signed("<=", extent, one))
+            ok = builder.and_(ok, fits)
+            expected = builder.mul(expected, extent)
+        return ok
+
+    return types.boolean(array, index), codegen
+
+
+@intrinsic
+def c_row_view(typingctx, array, index):
+    """``array[index]`` as a borrowed view typed C (see ``borrowed_row``); the row must be contiguous.
+
+    The caller checked ``row_is_contiguous``: the strides are rebuilt as
+    those of a C array of the row's shape.
+    """
+    if not (isinstance(array, types.Array) and array.ndim >= 2 and isinstance(index, types.Integer)):
+        return None
+    row_type = types.Array(array.dtype, array.ndim - 1, "C", readonly=not array.mutable)
+
+    def codegen(context, builder, sig, args):
+        src, data, shapes, _ = _row_parts(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+        intp = context.get_value_type(types.intp)
+        step = ir.Constant(intp, context.get_abi_sizeof(context.get_data_type(array.dtype)))
+        strides = []
+        for extent in reversed(shapes):
+            strides.append(step)
+            step = builder.mul(step, extent)
+        out = context.make_array(sig.return_type)(context, builder)
+        context.populate_array(
+            out, data=data, shape=cgutils.pack_array(builder, shapes),
+            strides=cgutils.pack_array(builder, list(reversed(strides))), itemsize=src.itemsize, meminfo=None,
         )
         return out._getvalue()
 

@@ -40,7 +40,7 @@ from lucent.scan.op import STATE_SHAPE_MESSAGE, Scan
 
 #: Part of the disk-cache key of loops and of the graphs holding them: bump when the
 #: generated loop or its helpers (``_as_0d``, ``_finish``) change.
-SCAN_KERNEL_VERSION = 11
+SCAN_KERNEL_VERSION = 12
 
 
 @numba.njit(cache=True)
@@ -89,11 +89,12 @@ def _helpers():
 
     from lucent.link.numba.dispatch.inline_values import item_of
 
-    from lucent.link.numba.dispatch.memory import borrowed_row
+    from lucent.link.numba.dispatch.memory import borrowed_row, c_row_view, row_is_contiguous
 
     return {
         "_as_0d": _as_0d, "_finish": _finish, "_generator_copy": generator_copy, "item_of": item_of,
-        "borrowed_row": borrowed_row,
+        "borrowed_row": borrowed_row, "c_row_view": c_row_view, "row_is_contiguous": row_is_contiguous,
+        "empty_output": empty_output,
     }
 
 
@@ -149,10 +150,27 @@ def _generate(op, node):
     args = []
     # Rows passed to the step are borrowed views (no reference counting: the
     # buffers outlive the step, and whatever the step returns is copied).
+    # A sequence row is passed typed C: a view when it is contiguous (a reversed
+    # sequence's rows usually are, though the sequence is typed "A"), else a copy
+    # in a scratch row, so the step's kernels run on contiguous vectors.
     for i in range(info.n_seqs):
         p = params[lay.o_seqs + i]
         v = inner_in[i]
-        args.append(_zero_d(v.type.dtype, f"{p}[t]") if v.type.ndim == 0 else f"borrowed_row({p}, t)")
+        if v.type.ndim == 0:
+            args.append(_zero_d(v.type.dtype, f"{p}[t]"))
+            continue
+        L.insert(L.index("done = 0"), f"sc{i} = empty_output({p}.shape[1:], {dtype_text(v.type.dtype)})")
+        idx = ", ".join(f"q{d}" for d in range(v.type.ndim))
+        body += [
+            f"if row_is_contiguous({p}, t):",
+            f"    x{i} = c_row_view({p}, t)",
+            "else:",
+            f"    x{i}_ = {p}[t]",
+            *["    " + ln for ln in loops([(f"q{d}", f"x{i}_.shape[{d}]") for d in range(v.type.ndim)],
+                                         [f"sc{i}[{idx}] = x{i}_[{idx}]"])],
+            f"    x{i} = sc{i}",
+        ]
+        args.append(f"x{i}")
     for k, taps in enumerate(lay.state_taps):
         for j, tap in zip(lay.state_inner_inputs(k), taps):
             v = inner_in[j]
