@@ -163,3 +163,79 @@ def test_ger(dtype, destructive):
     check(out, _v((3, 4), dtype), *args, inplace=destructive, view=None if destructive else False)
     check(out, _v((4, 3), dtype).T, *args, inplace=destructive)
     check_raises(out, _v((3, 5), dtype), *args, match="outer")
+
+
+# --- how BLAS reads an operand, emitted inline -----------------------------------
+def _python_blas_matrix(x):
+    """(trans, ld) as BLAS may read ``x`` in place, or (0, 0): the rule of ``cblas.blas_matrix``."""
+    rows, cols = x.shape
+    s0, s1 = x.strides
+    item = x.itemsize
+
+    def row_major(r, c, sr, sc):
+        ok = (c <= 1 or sc == item) and (r <= 1 or (sr % item == 0 and sr // item >= max(1, c)))
+        return ok, (sr // item if r > 1 else max(1, c))
+
+    ok, ld = row_major(rows, cols, s0, s1)
+    if ok:
+        return 111, ld
+    ok, ld = row_major(cols, rows, s1, s0)
+    if ok:
+        return 112, ld
+    return 0, 0
+
+
+MATRICES = {
+    "C": lambda: rng.standard_normal((5, 7)),
+    "transposed": lambda: rng.standard_normal((7, 5)).T,
+    "row block": lambda: rng.standard_normal((9, 7))[2:7],
+    "column block": lambda: rng.standard_normal((5, 11))[:, 2:9],
+    "strided columns": lambda: rng.standard_normal((5, 14))[:, ::2],
+    "reversed rows": lambda: rng.standard_normal((5, 7))[::-1],
+    "reversed columns": lambda: rng.standard_normal((5, 7))[:, ::-1],
+    "one row": lambda: rng.standard_normal((1, 7)),
+    "one column": lambda: rng.standard_normal((5, 1)),
+    "one row of a transposed": lambda: rng.standard_normal((7, 5)).T[:1],
+    "empty": lambda: np.empty((0, 4)),
+    "empty columns": lambda: np.empty((3, 0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MATRICES))
+def test_blas_matrix_reads_an_operand_as_the_rule_says(name):
+    from numba import njit
+
+    from lucent.link.numba.dispatch.cblas import blas_matrix, blas_rows
+
+    x = MATRICES[name]()
+    got = njit(lambda a: blas_matrix(a))(x)
+    assert got == _python_blas_matrix(x), name
+    usable, ld = njit(lambda a: blas_rows(a))(x)
+    want = _python_blas_matrix(x)
+    assert usable == (want[0] == 111)
+    if usable:
+        assert ld == want[1]
+
+
+@pytest.mark.parametrize("name", sorted(MATRICES))
+def test_dot22_of_every_operand_layout(name):
+    a = MATRICES[name]()
+    x, y = lt.dmatrix("x"), lt.dmatrix("y")
+    check(Dot22()(x, y), a, rng.standard_normal((a.shape[1], 3)))  # as the left operand
+    check(Dot22()(y, x), rng.standard_normal((3, a.shape[0])), a)  # as the right one
+
+
+def test_products_compile_one_specialisation_for_every_layout():
+    """Dot22 reads strides at run time: C and transposed operands share one compiled kernel."""
+    import lucent
+    from tests.helpers import numba_compiles
+
+    x, y = lt.dmatrix("x"), lt.dmatrix("y")
+    first = lucent.function([x, y], lt.dot(x, y))
+    second = lucent.function([x, y], lt.dot(x, y.T) * 2.0)
+    a = rng.standard_normal((3, 4))
+    b = rng.standard_normal((4, 5))
+    np.testing.assert_allclose(first(a, b), a @ b)
+    with numba_compiles() as compiled:
+        np.testing.assert_allclose(second(a, b.T.copy()), 2 * a @ b)
+    assert "dot22" not in compiled

@@ -271,3 +271,26 @@ def test_flat_view_is_a_view_that_keeps_its_array_alive(shape, dtype):
     g = flat_of_fresh(4)
     gc.collect()
     np.testing.assert_array_equal(g, np.arange(8.0))
+
+
+def test_borrowed_flat_view_reads_and_writes_the_array():
+    """Kernels read their arguments and write their returned outputs through it."""
+    from numba import njit
+
+    from lucent.link.numba.dispatch.elemwise import borrowed_flat_view
+
+    @njit
+    def double_into(x, out):
+        f = borrowed_flat_view(x)
+        g = borrowed_flat_view(out)
+        for k in range(f.size):
+            g[k] = 2.0 * f[k]
+
+    x = np.arange(12.0).reshape(3, 4)
+    out = np.empty_like(x)
+    double_into(x, out)
+    np.testing.assert_array_equal(out, 2 * x)
+    # a layout that is not C gets a copy (owned), still with the values
+    fortran = np.asfortranarray(x)
+    copy = njit(lambda a: borrowed_flat_view(a).copy())(fortran)
+    np.testing.assert_array_equal(copy, fortran.ravel())

@@ -107,3 +107,52 @@ def test_finish_of_a_strided_buffer_is_a_rotated_copy():
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(base, np.arange(30, dtype="float64").reshape(5, 6))
     assert got.flags.c_contiguous
+
+
+# --- what a step is given -------------------------------------------------------
+def _recurrence(W, xs, h0):
+    hs, h = [], h0
+    for x_t in xs:
+        h = np.tanh(W @ h + x_t)
+        hs.append(h)
+    return np.array(hs)
+
+
+@pytest.mark.parametrize("layout", ["reversed", "strided", "transposed", "c"])
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_sequences_of_every_layout_reach_the_step_as_their_rows(layout, mode):
+    """Rows that are contiguous (also in a reversed sequence) are passed as views typed C;
+    the others are copied into a scratch row first: the values are the same."""
+    rng = np.random.default_rng(3)
+    W = rng.standard_normal((4, 4)) / 2
+    base = rng.standard_normal((6, 8))
+    xs = {"reversed": base[::-1, :4], "strided": base[:, ::2], "transposed": base[:4, :6].T,
+          "c": np.ascontiguousarray(base[:, :4])}[layout]
+    Wv, X, h0 = lt.dmatrix("W"), lt.dmatrix("X"), lt.dvector("h0")
+    hs = scan(lambda x_t, h, W_: lt.tanh(lt.dot(W_, h) + x_t), sequences=X, outputs_info=h0,
+              non_sequences=Wv, return_updates=False)
+    f = lucent.function([Wv, X, h0], hs, mode=mode)
+    before = xs.copy()
+    np.testing.assert_allclose(f(W, xs, np.zeros(4)), _recurrence(W, xs, np.zeros(4)), rtol=1e-12)
+    np.testing.assert_array_equal(xs, before)
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE", "DebugMode"])
+def test_an_accumulator_carried_untraced_is_updated_in_place_and_its_start_kept(mode):
+    """Only the last value of the sum is used, so the loop carries it untraced; the body
+    adds to it in place (Ger{destructive}) and the caller's starting value is untouched."""
+    from lucent.tensor.blas import Ger
+
+    X, acc0 = lt.dmatrix("X"), lt.dmatrix("acc0")
+    sums = scan(lambda x_t, acc: acc + lt.outer(x_t, x_t), sequences=X, outputs_info=acc0,
+                return_updates=False)
+    f = lucent.function([X, acc0], sums[-1], mode=mode)
+    xs = np.arange(12.0).reshape(4, 3) / 7
+    start = np.eye(3)
+    np.testing.assert_allclose(f(xs, start), np.eye(3) + xs.T @ xs, rtol=1e-12)
+    np.testing.assert_array_equal(start, np.eye(3))
+    np.testing.assert_allclose(f(xs, start), np.eye(3) + xs.T @ xs, rtol=1e-12)  # again, same start
+    if mode == "FAST_RUN":
+        loops = [n.op for n in f.maker.fgraph.apply_nodes if type(n.op).__name__ == "Scan"]
+        body = [n.op for op in loops for n in op.fgraph.apply_nodes]
+        assert any(isinstance(op, Ger) and op.destructive for op in body), body
