@@ -294,3 +294,23 @@ def test_borrowed_flat_view_reads_and_writes_the_array():
     fortran = np.asfortranarray(x)
     copy = njit(lambda a: borrowed_flat_view(a).copy())(fortran)
     np.testing.assert_array_equal(copy, fortran.ravel())
+
+
+@pytest.mark.parametrize(
+    "order, keeps_order", [(("x", 0, 1), True), ((0, "x", 1, "x"), True), ((1, 0), False), ((1, "x", 0), False)]
+)
+def test_a_dimshuffle_keeping_the_order_of_a_c_array_is_typed_c(order, keeps_order):
+    """Kernels reading such a view take their contiguous loop; a transpose stays an A view."""
+    from numba import types
+
+    from lucent.tensor.elemwise import DimShuffle
+
+    x = lt.dmatrix("x")
+    node = DimShuffle(2, order)(x).owner
+    kernel = numba_funcify(node.op, node)
+    value = RNG.standard_normal((3, 4))
+    got = kernel(value)
+    np.testing.assert_array_equal(got, np.transpose(value, [o for o in order if o != "x"]).reshape(got.shape))
+    assert np.shares_memory(got, value)
+    (sig,) = [s for s in kernel.overloads if s[0] == types.Array(types.float64, 2, "C")]
+    assert (kernel.overloads[sig].signature.return_type.layout == "C") == keeps_order

@@ -478,13 +478,60 @@ def numba_funcify_Elemwise(op, node, **kwargs):
     return kernel_from_source(source, "elemwise_kernel", imports, **KERNEL_OPTIONS)
 
 
-@numba_funcify.register(DimShuffle, version=3)
+@intrinsic
+def kept_order_view(typingctx, x, shape, strides):
+    """A view of ``x`` with ``shape`` and ``strides``, typed C when ``x`` is.
+
+    For the DimShuffles that keep the order of the dimensions and only add
+    or drop dimensions of length 1 (``b[None, :]``, ``h[:, 0]`` of a column):
+    such a view of a C-contiguous array is C-contiguous, and typing it so
+    (Numba types every ``reshape_unchecked`` view ``A``) lets the kernels
+    reading it take their contiguous, vectorised loop, and keeps a loop's
+    carried values typed as its step returns them (one compiled step, not a
+    second one for the ``A`` variant). The view keeps ``x``'s memory
+    alive, as any Numba view. A C view's strides are rebuilt from the shape.
+    """
+    if not (isinstance(x, types.Array) and isinstance(shape, types.BaseTuple) and isinstance(strides, types.BaseTuple)):
+        return None
+    nd = len(shape)
+    layout = "C" if x.layout == "C" else "A"
+    result = x.copy(ndim=nd, layout=layout)
+
+    def codegen(context, builder, sig, args):
+        src = context.make_array(sig.args[0])(context, builder, args[0])
+        out = context.make_array(sig.return_type)(context, builder)
+        intp = context.get_value_type(types.intp)
+        shapes = [context.cast(builder, v, t, types.intp)
+                  for v, t in zip(cgutils.unpack_tuple(builder, args[1], nd), sig.args[1])]
+        if layout == "C":
+            step = ir.Constant(intp, context.get_abi_sizeof(context.get_data_type(x.dtype)))
+            rebuilt = []
+            for extent in reversed(shapes):
+                rebuilt.append(step)
+                step = builder.mul(step, extent)
+            stride_values = list(reversed(rebuilt))
+        else:
+            stride_values = [context.cast(builder, v, t, types.intp)
+                             for v, t in zip(cgutils.unpack_tuple(builder, args[2], nd), sig.args[2])]
+        context.populate_array(
+            out, data=src.data, shape=cgutils.pack_array(builder, shapes, ty=intp),
+            strides=cgutils.pack_array(builder, stride_values, ty=intp), itemsize=src.itemsize,
+            meminfo=src.meminfo, parent=src.parent,
+        )
+        return impl_ret_borrowed(context, builder, sig.return_type, out._getvalue())
+
+    return result(x, shape, strides), codegen
+
+
+@numba_funcify.register(DimShuffle, version=4)
 def numba_funcify_DimShuffle(op, node, **kwargs):
     """A view with the new shape and strides (new axes get stride 0), as ``perform``.
 
     The view is made by Numba's ``reshape_unchecked``, which is lowered
     inline (``np.lib.stride_tricks.as_strided`` wraps it in three jitted
-    functions compiled per type) and keeps the view for any layout.
+    functions compiled per type) and keeps the view for any layout; a
+    DimShuffle that keeps the dimensions in order makes it with
+    ``kept_order_view`` instead, typed C for a C input.
     """
     lines = []
     for d in op.drop:
@@ -492,14 +539,17 @@ def numba_funcify_DimShuffle(op, node, **kwargs):
         lines.append(f"    raise ValueError('DimShuffle: cannot drop dimension {d}: its length is not 1')")
     shape = ["1" if o == "x" else f"x.shape[{o}]" for o in op.new_order]
     strides = ["0" if o == "x" else f"x.strides[{o}]" for o in op.new_order]
+    kept = [o for o in op.new_order if o != "x"]
     if not op.new_order and not op.input_ndim:
         lines.append("return x")
     else:
+        view = "kept_order_view" if kept == sorted(kept) else "reshape_unchecked"
         lines.append(
-            f"return reshape_unchecked(x, ({''.join(s + ', ' for s in shape)}), ({''.join(s + ', ' for s in strides)}))"
+            f"return {view}(x, ({''.join(s + ', ' for s in shape)}), ({''.join(s + ', ' for s in strides)}))"
         )
     source = "def dimshuffle_kernel(x):\n" + "\n".join(_indent(lines, 1)) + "\n"
-    return kernel_from_source(source, "dimshuffle_kernel", "from numba.np.arrayobj import reshape_unchecked\n")
+    imports = "from numba.np.arrayobj import reshape_unchecked\nfrom lucent.link.numba.dispatch.elemwise import kept_order_view\n"
+    return kernel_from_source(source, "dimshuffle_kernel", imports)
 
 
-__all__ = ["ElemwiseCodegen", "borrowed_flat_view", "numba_funcify_Elemwise", "numba_funcify_DimShuffle", "BLOCK"]
+__all__ = ["ElemwiseCodegen", "borrowed_flat_view", "kept_order_view", "numba_funcify_Elemwise", "numba_funcify_DimShuffle", "BLOCK"]
