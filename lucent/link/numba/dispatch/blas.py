@@ -104,7 +104,8 @@ def _cblas(dtype, routine="gemm"):
     return (
         f"# cblas v{CBLAS_VERSION}: {found[1]} as {found[0]}, int{found[2]}\n"
         f"from lucent.link.numba.dispatch.cblas import cblas_{routine}, blas_matrix, blas_rows\n"
-        "from lucent.link.numba.dispatch.overlap import overlaps"
+        "from lucent.link.numba.dispatch.overlap import overlaps\n"
+        "from lucent.link.numba.dispatch.memory import borrowed"
     )
 
 
@@ -395,11 +396,12 @@ def numba_funcify_Gemm(op, node, **kwargs):
 
 def _vector_lines(name, item, out):
     """Lines setting ``{out}`` / ``{out}_inc``: the vector ``name`` as BLAS reads it (a
-    positive step in elements; any other vector is copied)."""
+    positive step in elements; any other vector is copied). ``{out}`` is a borrowed
+    alias of ``name`` (see ``operand_lines``) or the copy."""
     step = f"{name}.strides[0]"
     return [
         f"if {name}.shape[0] <= 1 or ({step} > 0 and {step} % {item} == 0):",
-        f"    {out} = {name}",
+        f"    {out} = borrowed({name})",
         f"    {out}_inc = {step} // {item} if {name}.shape[0] > 1 else 1",
         "else:",
         f"    {out} = {name}.copy()",
@@ -453,6 +455,28 @@ def _rows_gemv(A, x, z, out, alpha, beta):
 """
 
 
+#: ``out = alpha * A @ x + beta * z`` for a matrix stored by columns (a transposed C
+#: array, read with ``Trans`` by BLAS): the columns scaled by ``alpha * x[j]`` are
+#: added in turn, each a loop along a contiguous column that LLVM vectorises. For a
+#: loop step's small matrices (the gradient of a recurrence multiplies by ``W.T``)
+#: this is a fraction of a BLAS call. ``beta == 0`` never reads ``z``; ``out`` may be ``z``.
+COLS_GEMV = """
+@numba.njit(fastmath={"reassoc", "contract", "nsz"}, no_cfunc_wrapper=True)
+def _cols_gemv(A, x, z, out, alpha, beta):
+    m, k = A.shape
+    if beta == 0:
+        for i in range(m):
+            out[i] = 0.0
+    else:
+        for i in range(m):
+            out[i] = beta * z[i]
+    for j in range(k):
+        xj = alpha * x[j]
+        for i in range(m):
+            out[i] += A[i, j] * xj
+"""
+
+
 def _gemv_kernel(op, node, cblas):
     """``Gemv`` as one ``?gemv`` call (see ``_gemm_kernel``, whose scheme this follows).
 
@@ -462,22 +486,23 @@ def _gemv_kernel(op, node, cblas):
     A transposed ``A`` is read with ``Trans``. ``alpha == 0`` and an empty
     inner dimension (where BLAS would skip the product, or return without
     scaling ``y``) go through the product-then-accumulate loop of
-    ``perform``. A small matrix stored by rows (up to ``SMALL_GEMV``
-    elements) is multiplied by ``_rows_gemv`` instead of BLAS, reading the
-    accumulator where it is: a loop step's product is dominated by the cost
-    of the BLAS call, not by its arithmetic.
+    ``perform``. A small matrix (up to ``SMALL_GEMV`` elements) is
+    multiplied by ``_rows_gemv`` (stored by rows) or ``_cols_gemv`` (by
+    columns) instead of BLAS, reading the accumulator where it is: a loop
+    step's product is dominated by the cost of the BLAS call, not by its
+    arithmetic.
     """
     dtype = node.outputs[0].type.dtype
     dt = dtype_text(dtype)
     item = np.dtype(dtype).itemsize
     a, x = _operand("a", node.inputs[2], dtype), _operand("b", node.inputs[3], dtype)
-    lines = _accumulate_checks(op, "A", "x", "(a.shape[0],)") + [
-        f"a2 = {a}",
-        f"x2 = {x}",
-        "_m = a2.shape[0]",
-        "_k = a2.shape[1]",
-    ]
-    lines += operand_lines("a2", "_m", "_k", item, "_A") + _vector_lines("x2", item, "_x")
+    lines = _accumulate_checks(op, "A", "x", "(a.shape[0],)")
+    # a cast operand gets a name of its own; otherwise the argument is used as it is
+    a2, x2 = ("a2", "x2") if (a, x) != ("a", "b") else ("a", "b")
+    if a2 == "a2":
+        lines += [f"a2 = {a}", f"x2 = {x}"]
+    lines += [f"_m = {a2}.shape[0]", f"_k = {a2}.shape[1]"]
+    lines += operand_lines(a2, "_m", "_k", item, "_A") + _vector_lines(x2, item, "_x")
     usable = "alpha != 0 and _k > 0"
     if op.inplace:
         # byte ranges: a vector BLAS reads or writes has a positive step (or one element)
@@ -502,7 +527,7 @@ def _gemv_kernel(op, node, cblas):
             f"out = empty_output(z.shape, {dt})",
             "out_inc = 1",
             "ga, gb = 1.0, 0.0",
-            f"if direct and not (_A_t == {NO_TRANS} and _m * _k <= {SMALL_GEMV}):",
+            f"if direct and not _m * _k <= {SMALL_GEMV}:",
             "    ga, gb = alpha, beta",
             "    if beta != 0:",
             *["        " + ln for ln in loops([("i", "z.shape[0]")], ["out[i] = z[i]"])],
@@ -513,6 +538,8 @@ def _gemv_kernel(op, node, cblas):
         *["        " + ln for ln in loops([("i", "_m")], [f"out[i] = {dt}(0)"])],
         f"    elif direct and _A_t == {NO_TRANS} and _m * _k <= {SMALL_GEMV}:",
         "        _rows_gemv(_A, _x, z, out, alpha, beta)",
+        f"    elif direct and _m * _k <= {SMALL_GEMV}:",
+        "        _cols_gemv(_A, _x, z, out, alpha, beta)",
         f"    elif _A_t == {NO_TRANS}:",
         "        cblas_gemv(_A_t, _m, _k, ga, _A, _A_ld, _x, _x_inc, gb, out, out_inc)",
         "    else:",
@@ -520,7 +547,7 @@ def _gemv_kernel(op, node, cblas):
         "        cblas_gemv(_A_t, _k, _m, ga, _A, _A_ld, _x, _x_inc, gb, out, out_inc)",
     ]
     lines += _accumulate_tail(op, 1)
-    return make_kernel("gemv", ["z", "alpha_", "a", "b", "beta_"], lines, [cblas, ROWS_GEMV])
+    return make_kernel("gemv", ["z", "alpha_", "a", "b", "beta_"], lines, [cblas, ROWS_GEMV, COLS_GEMV])
 
 
 @numba_funcify.register(Gemv, version=2)

@@ -291,10 +291,12 @@ def operand_lines(name, rows, cols, item, out):
     array) and ``{out}_ld`` (its leading dimension), through
     ``blas_matrix``. An operand that is neither (general strides, negative
     or unaligned steps) is copied to C order, the only case that copies.
+    ``{out}`` is a borrowed alias of ``name`` (no reference-count updates;
+    ``name`` is the caller's and outlives it) or the copy.
     """
     return [
         f"{out}_t, {out}_ld = blas_matrix({name})",
-        f"{out} = {name}",
+        f"{out} = borrowed({name})",
         f"if {out}_t == 0:",
         f"    {out} = {name}.copy()",
         f"    {out}_t = {NO_TRANS}",

@@ -280,3 +280,26 @@ def c_row_view(typingctx, array, index):
         return out._getvalue()
 
     return row_type(array, index), codegen
+
+
+@intrinsic
+def borrowed(typingctx, array):
+    """``array`` itself, as a value that holds no reference to its memory (see ``borrowed_row``).
+
+    For a kernel's second name of an argument (``_A = borrowed(a)``, then
+    ``_A = a.copy()`` in the rare branch that needs a copy): the alias
+    costs no atomic reference-count updates, and the copy, which is a new
+    reference, is still freed when the name dies.
+    """
+    if not isinstance(array, types.Array):
+        return None
+
+    def codegen(context, builder, sig, args):
+        src = context.make_array(sig.args[0])(context, builder, args[0])
+        out = context.make_array(sig.return_type)(context, builder)
+        context.populate_array(
+            out, data=src.data, shape=src.shape, strides=src.strides, itemsize=src.itemsize, meminfo=None,
+        )
+        return out._getvalue()
+
+    return array(array), codegen
