@@ -222,14 +222,22 @@ class BodyWriter:
 
     def _write_node(self, node, indent):
         kernel, passed, _ = self.kernels[node]
-        kname = self._kernel_name(kernel)
-        args = ", ".join(self._name_of(node.inputs[k]) for k in passed)
+        names = [self._name_of(node.inputs[k]) for k in passed]
+        inline = getattr(kernel, "__lucent_inline__", None)
+        if inline is not None:
+            # a one-expression kernel (a view, a shape) is written in place of its call
+            template, module_names = inline
+            for helper in _template_names(template):
+                self.namespace.setdefault(helper, module_names[helper])
+            call = template.format(*names)
+        else:
+            call = f"{self._kernel_name(kernel)}({', '.join(names)})"
         if self.before_node is not None:
             self.lines.extend(self.before_node(node, indent))
         outs = self._new_names(node)
         target = outs[0] if len(outs) == 1 else ", ".join(outs)
         n = self.index[node]
-        self.lines.append(f"{indent}{target} = {kname}({args})  # {n}: {type(node.op).__name__}")
+        self.lines.append(f"{indent}{target} = {call}  # {n}: {type(node.op).__name__}")
 
     def _write_branches(self, node, branch_blocks, indent):
         from lucent.link.python.branches import branches_of
@@ -255,6 +263,13 @@ class BodyWriter:
             helper = self._helper("branch_view" if as_view and branch == 0 else "branch_fresh")
             picked = ", ".join(f"{helper}({v})" for v in values)
             self.lines[hole] = f"{indent}    {target} = {picked}"
+
+
+def _template_names(template):
+    """The global names an inline kernel's expression uses (calls like ``name(``)."""
+    import re
+
+    return sorted(set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)\(", template)))
 
 
 def _generate(fgraph, order, kernels, plan=None):

@@ -62,6 +62,26 @@ def test_one_graph_function_calls_every_kernel():
     assert f.maker.linker.fallback_ops == []
 
 
+def test_one_expression_kernels_are_written_into_the_graph_function():
+    """Views and shapes (DimShuffle, Shape_i) cost no compile of their own: their expression
+    is in the graph function's text, not a call; DebugMode still runs their kernels alone."""
+    from lucent.debugmode import DebugMode
+
+    x, b = lt.dmatrix("x"), lt.dvector("b")
+    out = (x + b[None, :]) * x.shape[0] + x.T.sum(axis=0)
+    f = lucent.function([x, b], out, mode="FAST_RUN")
+    source = f.maker.linker.program.source
+    assert "kept_order_view(" in source and "zero_d(" in source
+    import re
+
+    calls = [line for line in source.splitlines() if re.search(r"= k\d+\(", line)]
+    assert calls and not [line for line in calls if "DimShuffle" in line or "Shape_i" in line], source
+    xv, bv = np.arange(6.0).reshape(2, 3), np.array([1.0, -1.0, 0.5])
+    want = (xv + bv) * 2 + xv.T.sum(axis=0)
+    np.testing.assert_allclose(f(xv, bv), want)
+    np.testing.assert_allclose(lucent.function([x, b], out, mode=DebugMode())(xv, bv), want)
+
+
 def test_multiple_outputs_inputs_and_constants_as_outputs():
     x = lt.dvector("x")
     c = lt.constant(np.array([1.0, 2.0]))

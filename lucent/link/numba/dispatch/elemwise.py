@@ -523,7 +523,7 @@ def kept_order_view(typingctx, x, shape, strides):
     return result(x, shape, strides), codegen
 
 
-@numba_funcify.register(DimShuffle, version=4)
+@numba_funcify.register(DimShuffle, version=5)
 def numba_funcify_DimShuffle(op, node, **kwargs):
     """A view with the new shape and strides (new axes get stride 0), as ``perform``.
 
@@ -540,16 +540,19 @@ def numba_funcify_DimShuffle(op, node, **kwargs):
     shape = ["1" if o == "x" else f"x.shape[{o}]" for o in op.new_order]
     strides = ["0" if o == "x" else f"x.strides[{o}]" for o in op.new_order]
     kept = [o for o in op.new_order if o != "x"]
+    inline = None
     if not op.new_order and not op.input_ndim:
         lines.append("return x")
     else:
         view = "kept_order_view" if kept == sorted(kept) else "reshape_unchecked"
-        lines.append(
-            f"return {view}(x, ({''.join(s + ', ' for s in shape)}), ({''.join(s + ', ' for s in strides)}))"
-        )
+        expression = f"{view}(x, ({''.join(s + ', ' for s in shape)}), ({''.join(s + ', ' for s in strides)}))"
+        lines.append(f"return {expression}")
+        if not op.drop:
+            # one expression: graph functions write it in place of a call
+            inline = expression.replace("x.", "{0}.").replace("(x,", "({0},")
     source = "def dimshuffle_kernel(x):\n" + "\n".join(_indent(lines, 1)) + "\n"
     imports = "from numba.np.arrayobj import reshape_unchecked\nfrom lucent.link.numba.dispatch.elemwise import kept_order_view\n"
-    return kernel_from_source(source, "dimshuffle_kernel", imports)
+    return kernel_from_source(source, "dimshuffle_kernel", imports, inline=inline)
 
 
 __all__ = ["ElemwiseCodegen", "borrowed_flat_view", "kept_order_view", "numba_funcify_Elemwise", "numba_funcify_DimShuffle", "BLOCK"]

@@ -303,3 +303,20 @@ def borrowed(typingctx, array):
         return out._getvalue()
 
     return array(array), codegen
+
+
+@intrinsic
+def zero_d(typingctx, value):
+    """A new 0-d array holding the number ``value`` (how a 0-d tensor is held in compiled code)."""
+    if not isinstance(value, (types.Integer, types.Float, types.Boolean, types.Complex)):
+        return None
+    result = types.Array(value, 0, "C")
+
+    def codegen(context, builder, sig, args):
+        from numba.np.arrayobj import _empty_nd_impl
+
+        array = _empty_nd_impl(context, builder, result, [])
+        context.pack_value(builder, value, args[0], array.data)
+        return array._getvalue()
+
+    return result(value), codegen

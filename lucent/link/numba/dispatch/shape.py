@@ -88,18 +88,20 @@ def quote(text):
     return repr(str(text))
 
 
-def make_kernel(name, params, body, helpers=(), version=HELPERS_VERSION):
+def make_kernel(name, params, body, helpers=(), version=HELPERS_VERSION, imports="", inline=None):
     """Compile ``def name(*params): body`` (body is a list of lines) from source text.
 
     ``helpers`` are the source texts of module-level ``@numba.njit``
     functions the body calls; they are part of the hashed text, so a change in a helper gives
-    new kernels and never loads a stale cache entry.
+    new kernels and never loads a stale cache entry. ``imports`` and ``inline``
+    are passed to ``kernel_from_source``.
     """
     lines = [f"# structural kernels, helpers v{version}", _ERRORS]
     lines.extend(helpers)
     lines.append(f"def {name}({', '.join(params)}):")
     lines.extend("    " + line for line in body)
-    return kernel_from_source("\n".join(lines) + "\n", name, imports="import numba" if helpers else "")
+    imports = "\n".join(part for part in ("import numba" if helpers else "", imports) if part)
+    return kernel_from_source("\n".join(lines) + "\n", name, imports=imports, inline=inline)
 
 
 def loops(pairs, body):
@@ -156,11 +158,14 @@ def numba_funcify_Shape(op, node, **kwargs):
     return make_kernel("shape", ["x"], body)
 
 
-@numba_funcify.register(Shape_i, version=1)
+@numba_funcify.register(Shape_i, version=2)
 def numba_funcify_Shape_i(op, node, **kwargs):
-    """A 0-d int64 array holding one run-time length."""
+    """A 0-d int64 array holding one run-time length (written in place of a call in graph functions)."""
     body = ["out = empty_output((), np.int64)", f"out[()] = x.shape[{op.i}]", "return out"]
-    return make_kernel(f"shape_i{op.i}", ["x"], body)
+    return make_kernel(
+        f"shape_i{op.i}", ["x"], body, imports="from lucent.link.numba.dispatch.memory import zero_d",
+        inline=f"zero_d({{0}}.shape[{op.i}])",
+    )
 
 
 # --------------------------------------------------------------------------- #
