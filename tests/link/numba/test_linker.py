@@ -68,7 +68,7 @@ def test_one_expression_kernels_are_written_into_the_graph_function():
     from lucent.debugmode import DebugMode
 
     x, b = lt.dmatrix("x"), lt.dvector("b")
-    out = (x + b[None, :]) * x.shape[0] + x.T.sum(axis=0)
+    out = (x + b[None, :]) * x.shape[0] + x.T.sum(axis=1)
     f = lucent.function([x, b], out, mode="FAST_RUN")
     source = f.maker.linker.program.source
     assert "kept_order_view(" in source and "zero_d(" in source
@@ -77,7 +77,7 @@ def test_one_expression_kernels_are_written_into_the_graph_function():
     calls = [line for line in source.splitlines() if re.search(r"= k\d+\(", line)]
     assert calls and not [line for line in calls if "DimShuffle" in line or "Shape_i" in line], source
     xv, bv = np.arange(6.0).reshape(2, 3), np.array([1.0, -1.0, 0.5])
-    want = (xv + bv) * 2 + xv.T.sum(axis=0)
+    want = (xv + bv) * 2 + xv.T.sum(axis=1)
     np.testing.assert_allclose(f(xv, bv), want)
     np.testing.assert_allclose(lucent.function([x, b], out, mode=DebugMode())(xv, bv), want)
 
