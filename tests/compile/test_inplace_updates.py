@@ -257,3 +257,21 @@ def test_copied_and_pickled_functions_keep_working():
     fn3 = fn.copy()  # a copy shares the shared variable W (as in PyTensor)
     fn3()
     np.testing.assert_array_equal(W.get_value(), 7.0)
+
+
+def test_every_shared_writer_check_gives_the_same_message_on_both_paths():
+    """The compiled function checks all writers with one raise; the message is the failed check's."""
+    W = lucent.shared(np.ones((2, 2)), name="W")
+    V = lucent.shared(np.ones((2, 2)), name="V")
+    g1, g2 = lt.dmatrix("g1"), lt.dmatrix("g2")
+    fns = {m: lucent.function([g1, g2], [], updates=[(W, W - g1), (V, V + g2)], mode=m) for m in ("FAST_RUN", "PY")}
+    for bad in [(np.ones((2, 3)), np.ones((2, 2))), (np.ones((3, 2)), np.ones((2, 2))),
+                (np.ones((2, 2)), np.ones((3, 2))), (np.ones((2, 2)), np.ones((2, 3)))]:
+        messages = {}
+        for mode, fn in fns.items():
+            with pytest.raises(ValueError) as info:
+                fn(*bad)
+            messages[mode] = str(info.value).split("\n")[0]
+        assert messages["FAST_RUN"] == messages["PY"], messages
+        np.testing.assert_array_equal(W.get_value(), 1.0)
+        np.testing.assert_array_equal(V.get_value(), 1.0)

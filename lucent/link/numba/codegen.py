@@ -116,18 +116,22 @@ def _writer_checks(pairs, names):
     a nested branch is not visible at the top level: its pair is skipped,
     as that writer may not run).
     """
+    from lucent.link.numba.dispatch.shape import CHOICE_SEPARATOR
     from lucent.link.shared_writes import constraint_message
 
-    lines = []
+    lengths, messages = [], []
     for node, a, b in pairs:
         x, y = node.inputs[a[0]], node.inputs[b[0]]
         if x not in names or y not in names:
             continue
-        lines.append(
-            f"    if {names[x]}.shape[{a[1]}] != {names[y]}.shape[{b[1]}]: "
-            f"raise ValueError({constraint_message(node, a, b)!r})"
-        )
-    return lines
+        messages.append(constraint_message(node, a, b))
+        lengths += [f"{names[x]}.shape[{a[1]}]", f"{names[y]}.shape[{b[1]}]"]
+    if not lengths:
+        return []
+    # One value and one raise for all of them, with the first failed check's message:
+    # a raise per check made Numba release every live array on each raise path.
+    return [f"    _bad = first_unequal(({', '.join(lengths)},))",
+            f"    if _bad != 0: raise KernelChoiceError({CHOICE_SEPARATOR.join(messages)!r}, _bad)"]
 
 
 def schedule(fgraph):
@@ -321,6 +325,11 @@ def _generate(fgraph, order, kernels, plan=None):
         checks = _writer_checks(pairs, visible)
         if not checks:
             return []
+        if "KernelChoiceError" not in namespace:
+            from lucent.link.numba.dispatch.shape import KernelChoiceError, first_unequal
+
+            namespace["KernelChoiceError"] = KernelChoiceError
+            namespace["first_unequal"] = first_unequal
         return ["    # shapes of every in-place update, checked before the first one writes", *checks]
 
     writer.before_node = before_node

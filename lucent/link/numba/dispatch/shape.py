@@ -58,6 +58,31 @@ class KernelValueError(_FormattedError, ValueError):
     """``ValueError`` raised from a kernel, formatted from run-time values."""
 
 
+#: Separates the messages of a ``KernelChoiceError``.
+CHOICE_SEPARATOR = "\x1f"
+
+
+class KernelChoiceError(ValueError):
+    """``ValueError`` with one of several messages, chosen by a run-time number (1 for the first).
+
+    A compiled function with many checks that could each fail (the shapes
+    of every in-place update of a training step) raises once, with the
+    number of the first failed check: every ``raise`` in Numba code makes
+    it release every live array on that path, so one raise per check made
+    that code a large part of the function.
+    """
+
+    def __init__(self, messages, number=None):
+        if number is None:  # unpickled: the message itself
+            super().__init__(messages)
+            return
+        choices = messages.split(CHOICE_SEPARATOR)
+        super().__init__(choices[min(max(int(number), 1), len(choices)) - 1])
+
+    def __reduce__(self):
+        return type(self), (str(self),)
+
+
 class KernelAssertionError(_FormattedError, AssertionError):
     """``AssertionError`` raised from a kernel, formatted from run-time values."""
 
@@ -252,3 +277,37 @@ __all__ = [
     "numba_funcify_Shape_i",
     "numba_funcify_SpecifyShape",
 ]
+
+
+def _first_unequal_intrinsic():
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def first_unequal(typingctx, pairs):
+        """1 + the number of the first pair ``(pairs[2k], pairs[2k + 1])`` that differ, 0 when all agree.
+
+        Emitted as selects, with no branch: the graph function's checks of
+        the in-place updates' shapes become one value and one ``raise``.
+        """
+        if not (isinstance(pairs, types.BaseTuple) and len(pairs) % 2 == 0
+                and all(isinstance(t, types.Integer) for t in pairs)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            intp = context.get_value_type(types.intp)
+            values = [context.cast(builder, v, t, types.intp)
+                      for v, t in zip(cgutils.unpack_tuple(builder, args[0], len(pairs)), sig.args[0])]
+            result = ir.Constant(intp, 0)
+            for k in reversed(range(len(values) // 2)):  # the first mismatch decides: fold from the last
+                differ = builder.icmp_signed("!=", values[2 * k], values[2 * k + 1])
+                result = builder.select(differ, ir.Constant(intp, k + 1), result)
+            return result
+
+        return types.intp(pairs), codegen
+
+    return first_unequal
+
+
+first_unequal = _first_unequal_intrinsic()
