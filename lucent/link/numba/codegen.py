@@ -174,6 +174,8 @@ class BodyWriter:
         self.lines = []
         self.index = {}
         self.before_node = None  # hook: (node, indent) -> extra lines, before its line
+        #: ``{node: [names]}``: arguments passed after the node's inputs (a destination buffer)
+        self.extra_args = {}
 
     def _kernel_name(self, kernel):
         kname = self.kernel_names.get(id(kernel))
@@ -226,7 +228,7 @@ class BodyWriter:
 
     def _write_node(self, node, indent):
         kernel, passed, _ = self.kernels[node]
-        names = [self._name_of(node.inputs[k]) for k in passed]
+        names = [self._name_of(node.inputs[k]) for k in passed] + list(self.extra_args.get(node, ()))
         inline = getattr(kernel, "__lucent_inline__", None)
         if inline is not None:
             # a one-expression kernel (a view, a shape) is written in place of its call
@@ -482,12 +484,16 @@ def _failing_kernels(order, kernels):
     return failing
 
 
-def _call_site_kernels(order, kernels, namespace):
-    """``{"k3": (kernel, arity, label)}`` for the kernels the graph function calls by name."""
+def _call_site_kernels(order, kernels, namespace, extra=None):
+    """``{"k3": (kernel, arity, label)}`` for the kernels the graph function calls by name.
+
+    ``extra``: ``{node: number of arguments passed after its inputs}``.
+    """
     by_id = {}
+    extra = extra or {}
     for n, node in enumerate(order):
         kernel, passed, _ = kernels[node]
-        by_id.setdefault(id(kernel), (len(passed), f"node {n} ({node.op})"))
+        by_id.setdefault(id(kernel), (len(passed) + extra.get(node, 0), f"node {n} ({node.op})"))
     found = {}
     for name, value in namespace.items():
         if name[:1] == "k" and name[1:].isdigit() and id(value) in by_id:

@@ -156,3 +156,63 @@ def test_an_accumulator_carried_untraced_is_updated_in_place_and_its_start_kept(
         loops = [n.op for n in f.maker.fgraph.apply_nodes if type(n.op).__name__ == "Scan"]
         body = [n.op for op in loops for n in op.fgraph.apply_nodes]
         assert any(isinstance(op, Ger) and op.destructive for op in body), body
+
+
+# --- states computed straight into the loop's buffer -----------------------------
+def _inner_kernels(f):
+    from lucent.link.numba.dispatch.builders import numba_funcify_inner_graph
+
+    loops = [n.op for n in f.maker.fgraph.apply_nodes if type(n.op).__name__ == "Scan"]
+    states = [[k for k in range(op.layout.n_states) if op.fgraph.outputs[k].type.ndim > 0] for op in loops]
+    return [numba_funcify_inner_graph(op, destinations=s) for op, s in zip(loops, states)]
+
+
+@pytest.mark.parametrize("keep", ["all", "last"])
+def test_a_step_computes_its_state_into_the_stored_row(keep):
+    """tanh(W @ h + x_t): the product is written into the row the loop stores, tanh works
+    there in place (a loop whose last state alone is used carries it untraced instead)."""
+    rng = np.random.default_rng(5)
+    Wv, xs = rng.standard_normal((6, 6)) / 3, rng.standard_normal((9, 6))
+    W, X, h0 = lt.dmatrix("W"), lt.dmatrix("X"), lt.dvector("h0")
+    hs = scan(lambda x_t, h, W_: lt.tanh(lt.dot(W_, h) + x_t), sequences=X, outputs_info=h0,
+              non_sequences=W, return_updates=False)
+    out = hs if keep == "all" else hs[-1]
+    f = lucent.function([W, X, h0], out, mode="FAST_RUN")
+    (kernel,) = _inner_kernels(f)
+    assert kernel.__lucent_destinations__ == ([0] if keep == "all" else [])
+    want = _recurrence(Wv, xs, np.zeros(6))
+    got = f(Wv, xs, np.zeros(6))
+    np.testing.assert_allclose(got, want if keep == "all" else want[-1], rtol=1e-12)
+    np.testing.assert_allclose(f(Wv, xs, np.zeros(6)), got)  # again: the buffers are per call
+
+
+@pytest.mark.parametrize("keep", ["all", "last"])
+def test_two_taps_with_destinations(keep):
+    """A state read at t-2 and t-1: the stored row is used only when it is neither."""
+    x0 = lt.dmatrix("x0")
+    fib = scan(lambda a, b: lt.tanh(a + b) * 1.5, outputs_info=[{"initial": x0, "taps": [-2, -1]}],
+               n_steps=7, return_updates=False)
+    out = fib if keep == "all" else fib[-1]
+    f = lucent.function([x0], out, mode="FAST_RUN")
+    (kernel,) = _inner_kernels(f)
+    assert kernel.__lucent_destinations__ == [0]
+    if keep == "last":  # the ring keeps the two rows the step reads: it is given a scratch row
+        (loop,) = [n for n in f.maker.fgraph.toposort() if type(n.op).__name__ == "Scan"]
+        assert loop.inputs[1].type.shape[0] in (None, 2)
+    start = np.array([[0.1, -0.2, 0.3], [0.5, 0.4, -0.1]])
+    rows = [start[0], start[1]]
+    for _ in range(7):
+        rows.append(np.tanh(rows[-2] + rows[-1]) * 1.5)
+    want = np.array(rows[2:])
+    np.testing.assert_allclose(f(start), want if keep == "all" else want[-1], rtol=1e-12)
+    np.testing.assert_allclose(lucent.function([x0], out, mode="FAST_COMPILE")(start),
+                               want if keep == "all" else want[-1], rtol=1e-12)
+
+
+def test_a_state_returned_as_it_came_has_no_destination():
+    x0 = lt.dvector("x0")
+    ys = scan(lambda a: a, outputs_info=[x0], n_steps=3, return_updates=False)
+    f = lucent.function([x0], ys, mode="FAST_RUN")
+    (kernel,) = _inner_kernels(f)
+    assert kernel.__lucent_destinations__ == []
+    np.testing.assert_array_equal(f(np.array([1.0, 2.0])), [[1.0, 2.0]] * 3)

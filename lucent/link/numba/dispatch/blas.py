@@ -477,7 +477,7 @@ def _cols_gemv(A, x, z, out, alpha, beta):
 """
 
 
-def _gemv_kernel(op, node, cblas):
+def _gemv_kernel(op, node, cblas, into=False):
     """``Gemv`` as one ``?gemv`` call (see ``_gemm_kernel``, whose scheme this follows).
 
     BLAS computes ``y = alpha * A @ x + beta * y`` into the accumulator
@@ -522,9 +522,15 @@ def _gemv_kernel(op, node, cblas):
             "    ga, gb = 1.0, 0.0",
         ]
     else:
+        if into:
+            # the caller's buffer (a loop's state row), sharing no memory with the operands
+            lines += [
+                "if dest.shape != z.shape:",
+                "    raise ValueError('Gemv: the destination given for the result has the wrong shape')",
+            ]
         lines += [
             f"direct = {usable}",
-            f"out = empty_output(z.shape, {dt})",
+            "out = dest" if into else f"out = empty_output(z.shape, {dt})",
             "out_inc = 1",
             "ga, gb = 1.0, 0.0",
             f"if direct and not _m * _k <= {SMALL_GEMV}:",
@@ -547,13 +553,23 @@ def _gemv_kernel(op, node, cblas):
         "        cblas_gemv(_A_t, _k, _m, ga, _A, _A_ld, _x, _x_inc, gb, out, out_inc)",
     ]
     lines += _accumulate_tail(op, 1)
-    return make_kernel("gemv", ["z", "alpha_", "a", "b", "beta_"], lines, [cblas, ROWS_GEMV, COLS_GEMV])
+    params = ["z", "alpha_", "a", "b", "beta_"] + (["dest"] if into else [])
+    return make_kernel("gemv", params, lines, [cblas, ROWS_GEMV, COLS_GEMV])
 
 
-@numba_funcify.register(Gemv, version=2)
-def numba_funcify_Gemv(op, node, **kwargs):
-    """``beta * y + alpha * dot(A, x)``; ``Gemv{inplace}`` overwrites y."""
+@numba_funcify.register(Gemv, version=3)
+def numba_funcify_Gemv(op, node, into=None, **kwargs):
+    """``beta * y + alpha * dot(A, x)``; ``Gemv{inplace}`` overwrites y.
+
+    ``into=0``: the result is written into a buffer passed as an extra last
+    argument (see ``numba_funcify_Elemwise``); only for ``Gemv{no_inplace}``
+    with CBLAS.
+    """
     cblas = _cblas(node.outputs[0].type.dtype, "gemv")
+    if into is not None:
+        if op.inplace or cblas is None:
+            raise ValueError(f"{op} cannot write its result into a destination")
+        return _gemv_kernel(op, node, cblas, into=True)
     if cblas is not None:
         return _gemv_kernel(op, node, cblas)
     return _accumulate_kernel(op, node, "gemv", 1)

@@ -67,11 +67,53 @@ def _alias_root(var):
     return var
 
 
-def _generate_inner(fgraph, order, kernels, plan=None):
-    """Source and globals of ``inner_graph_fn(*inputs)`` returning every inner output.
+def loop_destinations(fgraph, positions):
+    """``{node: (output index, position)}``: which node can compute each output at ``positions``
+    straight into a buffer the caller passes (a loop's state row).
+
+    The output's value comes from a chain of in-place nodes (``tanh{inplace}``
+    of a product) that starts with the node that allocates it; if that node
+    can write its result into a given buffer (an element-wise node, a
+    ``Gemv``: ``numba_funcify(..., into=j)``), it does, and the chain then
+    works in that buffer, so the step allocates nothing for the state and
+    the loop has nothing to copy. Outputs computed some other way (an input
+    returned as it is, a view, a node of another kind) are left out.
+    """
+    from lucent.tensor.blas import Gemv
+    from lucent.tensor.elemwise import Elemwise
+
+    found, taken = {}, set()
+    for position in positions:
+        var = fgraph.outputs[position]
+        if sum(v is var for v in fgraph.outputs) != 1:
+            continue
+        while var.owner is not None:
+            node = var.owner
+            j = node.outputs.index(var)
+            through = (getattr(node.op, "destroy_map", None) or {}).get(j)
+            if not through:
+                break
+            var = node.inputs[through[0]]
+        node = var.owner
+        if node is None or node in taken or var in fgraph.outputs and var is not fgraph.outputs[position]:
+            continue
+        j = node.outputs.index(var)
+        supported = (type(node.op) is Elemwise and j not in dict(node.op.inplace_pattern)) or (
+            isinstance(node.op, Gemv) and not node.op.inplace
+        )
+        if supported and var.type.ndim > 0:
+            found[node] = (j, position)
+            taken.add(node)
+    return found
+
+
+def _generate_inner(fgraph, order, kernels, plan=None, destinations=None):
+    """Source and globals of ``inner_graph_fn(*inputs, *destinations)`` returning every inner output.
 
     The nodes are written by the outer linker's ``BodyWriter``, so branches
     (``IfElse``) in an inner graph are native ``if`` blocks here too.
+    ``destinations`` (``loop_destinations``) adds a parameter ``d<position>``
+    per entry, passed to the node that fills it.
     """
     from lucent.link.numba.codegen import BodyWriter
     from lucent.tensor.type import TensorType
@@ -80,13 +122,17 @@ def _generate_inner(fgraph, order, kernels, plan=None):
     params = [f"i{k}" for k in range(len(fgraph.inputs))]
     for k, var in enumerate(fgraph.inputs):
         names.setdefault(var, f"i{k}")
+    destinations = destinations or {}
+    params += [f"d{position}" for _, position in sorted(destinations.values(), key=lambda jp: jp[1])]
 
     def constant_name(var):
         cname = f"c{sum(1 for x in namespace if x.startswith('c'))}"
         namespace[cname] = var.data
         return cname
 
-    body = BodyWriter(kernels, names, namespace, constant_name, plan).write(order)
+    writer = BodyWriter(kernels, names, namespace, constant_name, plan)
+    writer.extra_args = {node: [f"d{position}"] for node, (_, position) in destinations.items()}
+    body = writer.write(order)
 
     results, roots = [], set()
     for var in fgraph.outputs:
@@ -111,8 +157,13 @@ def _generate_inner(fgraph, order, kernels, plan=None):
 
 
 @numba_funcify.register(HasInnerGraph)
-def numba_funcify_inner_graph(op, node=None, **kwargs):
-    """The inner graph of ``op`` compiled into one kernel (see module docstring)."""
+def numba_funcify_inner_graph(op, node=None, destinations=(), **kwargs):
+    """The inner graph of ``op`` compiled into one kernel (see module docstring).
+
+    ``destinations``: output positions the caller may pass a buffer for
+    (see ``loop_destinations``); the kernel's ``__lucent_destinations__``
+    lists, in order, the positions that take one (extra last arguments).
+    """
     from lucent.link.numba.cache import Uncacheable
     from lucent.link.numba.codegen import (
         _cache_key,
@@ -143,7 +194,14 @@ def numba_funcify_inner_graph(op, node=None, **kwargs):
         raise NotImplementedError(
             f"the inner graph of {op} has a node Numba cannot run ({inner_node}: {reason})"
         )
-    source, namespace = _generate_inner(fgraph, order, kernels, plan)
+    into = loop_destinations(fgraph, destinations) if destinations else {}
+    for inner_node, (j, _) in list(into.items()):
+        _, passed, _ = kernels[inner_node]
+        try:
+            kernels[inner_node] = (numba_funcify(inner_node.op, node=inner_node, into=j), passed, False)
+        except Exception:  # no such kernel: the output is allocated and copied, as before
+            del into[inner_node]
+    source, namespace = _generate_inner(fgraph, order, kernels, plan, into)
     try:
         inner_key = _cache_key(fgraph, order, kernels, [])
     except Uncacheable as e:
@@ -158,10 +216,11 @@ def numba_funcify_inner_graph(op, node=None, **kwargs):
     kernel = load_with_kernel_calls(
         f"inner{digest}", source, namespace,
         {name: (k, arity, f"inner node {label}") for name, (k, arity, label) in
-         _call_site_kernels(order, kernels, namespace).items()},
+         _call_site_kernels(order, kernels, namespace, {n: 1 for n in into}).items()},
         name="inner_graph_fn",
     )
     kernel.__lucent_origin__ = ("inner-graph", digest)
+    kernel.__lucent_destinations__ = sorted(position for _, position in into.values())
     return kernel
 
 
@@ -203,6 +262,7 @@ def load_with_kernel_calls(key, source, namespace, called, name):
 
 __all__ = [
     "kernel_call_mode",
+    "loop_destinations",
     "load_with_kernel_calls",
     "numba_funcify_inner_graph",
     "rewritten_inner_graph",

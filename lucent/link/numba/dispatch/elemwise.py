@@ -273,9 +273,11 @@ def broadcast_shape_lines(in_static, nd, who="Elemwise"):
 class ElemwiseCodegen:
     """Source of the kernel of one Elemwise node; see the module docstring."""
 
-    def __init__(self, op, node, threads=1):
+    def __init__(self, op, node, threads=1, into=None):
         self.op = op
         self.threads = threads
+        #: output written into an extra last argument ``dest`` instead of a new array
+        self.into = into
         self.node = node
         self.nin = len(node.inputs)
         self.nd = node.outputs[0].type.ndim
@@ -321,7 +323,15 @@ class ElemwiseCodegen:
     def _alloc_lines(self):
         lines = []
         for o, dtype in enumerate(self.out_dtypes):
-            if o in self.inplace:
+            if o == self.into:
+                # the caller's buffer (a loop's state row): same shape, and shares
+                # no memory with the inputs (the caller guarantees it)
+                lines.append("if dest.shape != shape:")
+                lines.append(
+                    "    raise ValueError('Elemwise: the destination given for the result has the wrong shape')"
+                )
+                lines.append(f"out{o} = dest")
+            elif o in self.inplace:
                 j = self.inplace[o]
                 others = [k for k in range(self.nin) if k != j]
                 lines.append(f"out{o} = inplace_target(i{j}, shape)")
@@ -447,7 +457,7 @@ class ElemwiseCodegen:
         return pre + lines + _indent(inner, depth)
 
     def source(self):
-        args = ", ".join(f"i{j}" for j in range(self.nin))
+        args = ", ".join([f"i{j}" for j in range(self.nin)] + (["dest"] if self.into is not None else []))
         body = self._shape_lines() + self._alloc_lines()
         body.append("size = " + (" * ".join(f"n{d}" for d in range(self.nd)) or "1"))
         if self._flat_ok():
@@ -468,9 +478,16 @@ class ElemwiseCodegen:
 
 
 @numba_funcify.register(Elemwise, version=ELEMWISE_VERSION)
-def numba_funcify_Elemwise(op, node, **kwargs):
-    """One fused loop for ``node`` (see the module docstring)."""
-    codegen = ElemwiseCodegen(op, node, threads=kernel_threads())
+def numba_funcify_Elemwise(op, node, into=None, **kwargs):
+    """One fused loop for ``node`` (see the module docstring).
+
+    ``into``: the output written into a buffer passed as an extra last
+    argument rather than a new array (a loop step computing its state
+    straight into the loop's buffer: ``builders.loop_destinations``).
+    """
+    if into is not None and into in dict(op.inplace_pattern):
+        raise ValueError(f"{op}: output {into} is computed in place, not into a destination")
+    codegen = ElemwiseCodegen(op, node, threads=kernel_threads(), into=into)
     source = codegen.source()
     imports = HELPER_IMPORT + "from lucent.link.numba.dispatch.overlap import conflicts\n" + codegen.prog.imports()
     if codegen.threads > 1:

@@ -320,3 +320,18 @@ def zero_d(typingctx, value):
         return array._getvalue()
 
     return result(value), codegen
+
+
+@intrinsic
+def same_memory(typingctx, a, b):
+    """Whether the arrays ``a`` and ``b`` start at the same address (one is the other, or a view of it)."""
+    if not (isinstance(a, types.Array) and isinstance(b, types.Array)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        x = context.make_array(sig.args[0])(context, builder, args[0])
+        y = context.make_array(sig.args[1])(context, builder, args[1])
+        intp = context.get_value_type(types.intp)
+        return builder.icmp_unsigned("==", builder.ptrtoint(x.data, intp), builder.ptrtoint(y.data, intp))
+
+    return types.boolean(a, b), codegen

@@ -40,7 +40,7 @@ from lucent.scan.op import STATE_SHAPE_MESSAGE, Scan
 
 #: Part of the disk-cache key of loops and of the graphs holding them: bump when the
 #: generated loop or its helpers (``_as_0d``, ``_finish``) change.
-SCAN_KERNEL_VERSION = 12
+SCAN_KERNEL_VERSION = 13
 
 
 @numba.njit(cache=True)
@@ -89,12 +89,12 @@ def _helpers():
 
     from lucent.link.numba.dispatch.inline_values import item_of
 
-    from lucent.link.numba.dispatch.memory import borrowed_row, c_row_view, row_is_contiguous
+    from lucent.link.numba.dispatch.memory import borrowed_row, c_row_view, row_is_contiguous, same_memory
 
     return {
         "_as_0d": _as_0d, "_finish": _finish, "_generator_copy": generator_copy, "item_of": item_of,
         "borrowed_row": borrowed_row, "c_row_view": c_row_view, "row_is_contiguous": row_is_contiguous,
-        "empty_output": empty_output,
+        "empty_output": empty_output, "same_memory": same_memory,
     }
 
 
@@ -108,8 +108,14 @@ def _zero_d(dtype, expr):
     return f"_as_0d({expr}, {dtype_text(dtype)})"
 
 
-def _generate(op, node):
-    """Source of ``scan_fn(*outer inputs)`` returning the outer outputs."""
+def _generate(op, node, destinations=()):
+    """Source of ``scan_fn(*outer inputs)`` returning the outer outputs.
+
+    ``destinations``: the recurrent outputs the step computes straight into
+    a row it is given (``builders.loop_destinations``): the row it stores
+    when the ring buffer has a row besides the ones the step reads, else a
+    scratch row; the loop copies only what did not land in the stored row.
+    """
     info, lay = op.info, op.layout
     inner_in = op.fgraph.inputs
     params = [f"a{k}" for k in range(len(node.inputs))]
@@ -183,6 +189,20 @@ def _generate(op, node):
     n_inner_out = len(op.fgraph.outputs)
     outs = [f"o{j}" for j in range(n_inner_out)]
     target = outs[0] if n_inner_out == 1 else ", ".join(outs)
+    for k in destinations:
+        var = op.fgraph.outputs[k]
+        init = lay.init_lens[k]
+        # a row besides the ones the step reads (the ring has more than `init` rows),
+        # else a scratch row
+        L.insert(L.index("done = 0"), f"sd{k} = empty_output(b{k}.shape[1:], {dtype_text(var.type.dtype)})")
+        body += [
+            f"r{k}_ = borrowed_row(b{k}, ({init} + t) % st{k})",
+            f"if st{k} > {init}:",
+            f"    d{k} = r{k}_",
+            "else:",
+            f"    d{k} = sd{k}",
+        ]
+        args.append(f"d{k}")
     body.append(f"{target} = k0({', '.join(args)})")
     for k in range(lay.n_states):
         ndim = op.fgraph.outputs[k].type.ndim
@@ -191,13 +211,19 @@ def _generate(op, node):
             body.append(f"{row} = item_of(o{k})")
             continue
         # element loops, not ``row[...] = value`` (see ``_finish``); same check as perform
+        if k not in destinations:
+            body.append(f"r{k}_ = borrowed_row(b{k}, ({lay.init_lens[k]} + t) % st{k})")
         body += [
-            f"r{k}_ = borrowed_row(b{k}, ({lay.init_lens[k]} + t) % st{k})",
             f"if r{k}_.shape != o{k}.shape:",
             "    " + fail("Value", STATE_SHAPE_MESSAGE, str(k), f"o{k}.shape", "t", f"r{k}_.shape"),
         ]
         idx = ", ".join(f"q{d}" for d in range(ndim))
-        body += loops([(f"q{d}", f"r{k}_.shape[{d}]") for d in range(ndim)], [f"r{k}_[{idx}] = o{k}[{idx}]"])
+        copy = loops([(f"q{d}", f"r{k}_.shape[{d}]") for d in range(ndim)], [f"r{k}_[{idx}] = o{k}[{idx}]"])
+        if k in destinations:
+            # the step wrote the stored row itself unless it was given the scratch row
+            body += [f"if not same_memory(o{k}, r{k}_):"] + ["    " + ln for ln in copy]
+        else:
+            body += copy
     for k in range(info.n_nit_sot):
         j = lay.out_nit + k
         var = node.outputs[j]
@@ -286,8 +312,11 @@ def numba_funcify_Scan(op, node=None, **kwargs):
     reason = op.step_mode_needs_perform()
     if reason is not None:
         raise NotImplementedError(reason)
-    inner = numba_funcify_inner_graph(op)
-    source = _generate(op, node)
+    # recurrent outputs the step may compute straight into the loop's buffer
+    states = [k for k in range(lay.n_states) if op.fgraph.outputs[k].type.ndim > 0]
+    inner = numba_funcify_inner_graph(op, destinations=states)
+    filled = getattr(inner, "__lucent_destinations__", [])
+    source = _generate(op, node, filled)
     origin = getattr(inner, "__lucent_origin__", None)
     cacheable = origin is not None
     # the helpers' code is linked in but not part of ``source``: the version stands for it
@@ -299,7 +328,7 @@ def numba_funcify_Scan(op, node=None, **kwargs):
         # the body is called through a slot: its machine code is not copied into the loop's
         kernel = load_with_kernel_calls(
             f"scan{digest}", source, {"k0": inner, **_helpers()},
-            {"k0": (inner, len(op.fgraph.inputs), f"the body of {op}")}, name="scan_fn",
+            {"k0": (inner, len(op.fgraph.inputs) + len(filled), f"the body of {op}")}, name="scan_fn",
         )
     else:
         kernel, _ = load_graph_function(
