@@ -35,6 +35,7 @@ from lucent.link.numba.dispatch.cblas import (
     operand_lines,
     row_major_test,
 )
+from lucent.link.numba.dispatch.blas_loops import LOOPS_HASH, SMALL_GEMV
 from lucent.link.numba.dispatch.threads import kernel_threads
 from lucent.link.numba.kernel_calls import mark_any_layout
 from lucent.link.numba.dispatch.shape import dtype_text, esc, fail, loops, make_kernel
@@ -409,74 +410,6 @@ def _vector_lines(name, item, out):
     ]
 
 
-#: Matrices of at most this many elements are multiplied by a vector with the loop
-#: below instead of BLAS: for the 16x16 step of a recurrence it takes 30 ns where the
-#: BLAS call takes 70, and it stays level with BLAS up to 512x512 on one thread.
-SMALL_GEMV = 128 * 128
-
-#: ``out = alpha * A @ x + beta * z`` over rows of a matrix whose rows have unit step,
-#: four rows at a time (four independent sums that LLVM vectorises along the row:
-#: ``reassoc`` lets it split each sum into lanes, so the summation order differs from
-#: BLAS's by rounding only). ``beta == 0`` never reads ``z``; ``out`` may be ``z``.
-ROWS_GEMV = """
-@numba.njit(fastmath={"reassoc", "contract", "nsz"}, no_cfunc_wrapper=True)
-def _rows_gemv(A, x, z, out, alpha, beta):
-    m, k = A.shape
-    i = 0
-    while i < m:
-        if i + 4 <= m:
-            s0 = 0.0
-            s1 = 0.0
-            s2 = 0.0
-            s3 = 0.0
-            for j in range(k):
-                xj = x[j]
-                s0 += A[i, j] * xj
-                s1 += A[i + 1, j] * xj
-                s2 += A[i + 2, j] * xj
-                s3 += A[i + 3, j] * xj
-            if beta == 0:
-                out[i] = alpha * s0
-                out[i + 1] = alpha * s1
-                out[i + 2] = alpha * s2
-                out[i + 3] = alpha * s3
-            else:
-                out[i] = alpha * s0 + beta * z[i]
-                out[i + 1] = alpha * s1 + beta * z[i + 1]
-                out[i + 2] = alpha * s2 + beta * z[i + 2]
-                out[i + 3] = alpha * s3 + beta * z[i + 3]
-            i += 4
-        else:
-            s0 = 0.0
-            for j in range(k):
-                s0 += A[i, j] * x[j]
-            out[i] = alpha * s0 if beta == 0 else alpha * s0 + beta * z[i]
-            i += 1
-"""
-
-
-#: ``out = alpha * A @ x + beta * z`` for a matrix stored by columns (a transposed C
-#: array, read with ``Trans`` by BLAS): the columns scaled by ``alpha * x[j]`` are
-#: added in turn, each a loop along a contiguous column that LLVM vectorises. For a
-#: loop step's small matrices (the gradient of a recurrence multiplies by ``W.T``)
-#: this is a fraction of a BLAS call. ``beta == 0`` never reads ``z``; ``out`` may be ``z``.
-COLS_GEMV = """
-@numba.njit(fastmath={"reassoc", "contract", "nsz"}, no_cfunc_wrapper=True)
-def _cols_gemv(A, x, z, out, alpha, beta):
-    m, k = A.shape
-    if beta == 0:
-        for i in range(m):
-            out[i] = 0.0
-    else:
-        for i in range(m):
-            out[i] = beta * z[i]
-    for j in range(k):
-        xj = alpha * x[j]
-        for i in range(m):
-            out[i] += A[i, j] * xj
-"""
-
-
 def _gemv_kernel(op, node, cblas, into=False):
     """``Gemv`` as one ``?gemv`` call (see ``_gemm_kernel``, whose scheme this follows).
 
@@ -487,8 +420,8 @@ def _gemv_kernel(op, node, cblas, into=False):
     inner dimension (where BLAS would skip the product, or return without
     scaling ``y``) go through the product-then-accumulate loop of
     ``perform``. A small matrix (up to ``SMALL_GEMV`` elements) is
-    multiplied by ``_rows_gemv`` (stored by rows) or ``_cols_gemv`` (by
-    columns) instead of BLAS, reading the accumulator where it is: a loop
+    multiplied by ``rows_gemv`` (stored by rows) or ``cols_gemv`` (by
+    columns, ``blas_loops.py``) instead of BLAS, reading the accumulator where it is: a loop
     step's product is dominated by the cost of the BLAS call, not by its
     arithmetic.
     """
@@ -543,9 +476,9 @@ def _gemv_kernel(op, node, cblas, into=False):
         "    if _k == 0:",
         *["        " + ln for ln in loops([("i", "_m")], [f"out[i] = {dt}(0)"])],
         f"    elif direct and _A_t == {NO_TRANS} and _m * _k <= {SMALL_GEMV}:",
-        "        _rows_gemv(_A, _x, z, out, alpha, beta)",
+        "        rows_gemv(_A, _x, z, out, alpha, beta)",
         f"    elif direct and _m * _k <= {SMALL_GEMV}:",
-        "        _cols_gemv(_A, _x, z, out, alpha, beta)",
+        "        cols_gemv(_A, _x, z, out, alpha, beta)",
         f"    elif _A_t == {NO_TRANS}:",
         "        cblas_gemv(_A_t, _m, _k, ga, _A, _A_ld, _x, _x_inc, gb, out, out_inc)",
         "    else:",
@@ -554,7 +487,10 @@ def _gemv_kernel(op, node, cblas, into=False):
     ]
     lines += _accumulate_tail(op, 1)
     params = ["z", "alpha_", "a", "b", "beta_"] + (["dest"] if into else [])
-    return make_kernel("gemv", params, lines, [cblas, ROWS_GEMV, COLS_GEMV])
+    loops_import = (
+        f"# gemv loops {LOOPS_HASH}\nfrom lucent.link.numba.dispatch.blas_loops import rows_gemv, cols_gemv"
+    )
+    return make_kernel("gemv", params, lines, [cblas, loops_import])
 
 
 @numba_funcify.register(Gemv, version=3)

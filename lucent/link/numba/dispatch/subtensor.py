@@ -166,12 +166,18 @@ def _guard_overlap(lines, inplace, y_type, out="out", y="y"):
 # --------------------------------------------------------------------------- #
 # Basic indexing
 # --------------------------------------------------------------------------- #
-@numba_funcify.register(Subtensor, version=2)
+@numba_funcify.register(Subtensor, version=3)
 def numba_funcify_Subtensor(op, node, **kwargs):
-    """A view through Numba's slicing; a 0-d copy when every dimension gets an int."""
+    """A view through Numba's slicing; a 0-d copy when every dimension gets an int.
+
+    A view made of slices alone, whose steps are constants other than 0, is
+    one expression with nothing to check: graph functions write it in place
+    of a call (``kernel_from_source(inline=...)``).
+    """
     x_ndim = node.inputs[0].type.ndim
     params = [f"i{k}" for k in range(len(node.inputs) - 1)]
     lines, items, region_ndim = _basic_index(op, op.idx_list, params)
+    inline = None
     if not items:
         lines.append("return x")
     elif region_ndim == 0 and len(items) == x_ndim:
@@ -179,7 +185,32 @@ def numba_funcify_Subtensor(op, node, **kwargs):
         lines += [f"out = np.empty((), {dtype})", f"out[()] = x[{', '.join(items)}]", "return out"]
     else:
         lines.append(f"return x[{', '.join(items)}]")
-    return make_kernel("subtensor", ["x", *params], lines)
+        inline = _slice_view_expression(op, node)
+    return make_kernel("subtensor", ["x", *params], lines, inline=inline)
+
+
+def _slice_view_expression(op, node):
+    """``{0}[...]`` with the bounds read from the node's inputs, or ``None`` (an int, a step to check)."""
+    from lucent.graph.basic import Constant
+
+    positions = iter(range(1, len(node.inputs)))
+    texts = []
+    for entry, parts in _split_inputs(op.idx_list, list(node.inputs[1:])):
+        if entry == _INT:
+            return None
+        bounds = []
+        for k, part in enumerate(parts):
+            if part is None:
+                bounds.append("")
+                continue
+            position = next(positions)
+            if k == 2 and not (isinstance(part, Constant) and int(part.data) != 0):
+                return None
+            if not str(getattr(part.type, "dtype", "")).startswith("int"):
+                return None  # the kernel reads other integers through int64
+            bounds.append(f"item_of({{{position}}})")
+        texts.append(":".join(bounds[:2]) + (f":{bounds[2]}" if parts[2] is not None else ""))
+    return "{0}[" + ", ".join(texts) + "]"
 
 
 @numba_funcify.register(IncSubtensor, version=2)
