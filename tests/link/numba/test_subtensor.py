@@ -250,3 +250,24 @@ def test_range_len_is_len_of_range():
             for step in (-3, -2, -1, 1, 2, 5):
                 assert count(start, stop, step) == len(range(start, stop, step)), (start, stop, step)
     assert count(np.int32(0), np.int64(10), np.int8(3)) == 4
+
+
+def test_slice_views_are_written_into_the_graph_function():
+    """A view made of slices with constant steps is an expression of the graph function;
+    an int index (bounds checked) and a symbolic step (checked for 0) stay kernel calls."""
+    import re
+
+    import lucent
+
+    x, n, s = lt.dmatrix("x"), lt.lscalar("n"), lt.lscalar("s")
+    out = x[1:n, ::-1].sum() + x[0].sum() + x[::s].sum()
+    f = lucent.function([x, n, s], out, mode="FAST_RUN")
+    source = f.maker.linker.program.source
+    subtensor_lines = [line for line in source.splitlines() if "Subtensor" in line]
+    inline = [line for line in subtensor_lines if not re.search(r"= k\d+\(", line)]
+    assert len(inline) == 1 and "item_of(" in inline[0], source
+    value = np.arange(20.0).reshape(4, 5)
+    want = value[1:3, ::-1].sum() + value[0].sum() + value[::2].sum()
+    np.testing.assert_allclose(f(value, 3, 2), want)
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        f(value, 3, 0)
