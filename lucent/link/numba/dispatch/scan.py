@@ -40,7 +40,7 @@ from lucent.scan.op import STATE_SHAPE_MESSAGE, Scan
 
 #: Part of the disk-cache key of loops and of the graphs holding them: bump when the
 #: generated loop or its helpers (``_as_0d``, ``_finish``) change.
-SCAN_KERNEL_VERSION = 13
+SCAN_KERNEL_VERSION = 14
 
 
 @numba.njit(cache=True)
@@ -177,11 +177,18 @@ def _generate(op, node, destinations=()):
             f"    x{i} = sc{i}",
         ]
         args.append(f"x{i}")
+    # Ring positions are counters advanced after each step rather than
+    # ``(init + t + tap) % len``: an integer division per tap and step was a
+    # tenth of a small step's time.
+    ring = []  # (counter, start expression, buffer length)
     for k, taps in enumerate(lay.state_taps):
-        for j, tap in zip(lay.state_inner_inputs(k), taps):
+        for n_tap, (j, tap) in enumerate(zip(lay.state_inner_inputs(k), taps)):
             v = inner_in[j]
-            index = f"({lay.init_lens[k]} + t + ({tap})) % st{k}"
+            index = f"p{k}_{n_tap}"
+            ring.append((index, f"({lay.init_lens[k]} + ({tap})) % st{k}", f"st{k}"))
             args.append(_zero_d(v.type.dtype, f"b{k}[{index}]") if v.type.ndim == 0 else f"borrowed_row(b{k}, {index})")
+    for k in range(lay.n_states):
+        ring.append((f"w{k}", f"{lay.init_lens[k]} % st{k}", f"st{k}"))
     for k in range(info.n_untraced_sit_sot):
         args.append(f"u{k}")
     for k in range(info.n_non_seqs):
@@ -196,7 +203,7 @@ def _generate(op, node, destinations=()):
         # else a scratch row
         L.insert(L.index("done = 0"), f"sd{k} = empty_output(b{k}.shape[1:], {dtype_text(var.type.dtype)})")
         body += [
-            f"r{k}_ = borrowed_row(b{k}, ({init} + t) % st{k})",
+            f"r{k}_ = borrowed_row(b{k}, w{k})",
             f"if st{k} > {init}:",
             f"    d{k} = r{k}_",
             "else:",
@@ -206,21 +213,21 @@ def _generate(op, node, destinations=()):
     body.append(f"{target} = k0({', '.join(args)})")
     for k in range(lay.n_states):
         ndim = op.fgraph.outputs[k].type.ndim
-        row = f"b{k}[({lay.init_lens[k]} + t) % st{k}]"
+        row = f"b{k}[w{k}]"
         if ndim == 0:
             body.append(f"{row} = item_of(o{k})")
             continue
         # element loops, not ``row[...] = value`` (see ``_finish``); same check as perform
         if k not in destinations:
-            body.append(f"r{k}_ = borrowed_row(b{k}, ({lay.init_lens[k]} + t) % st{k})")
-        body += [
+            body.append(f"r{k}_ = borrowed_row(b{k}, w{k})")
+        idx = ", ".join(f"q{d}" for d in range(ndim))
+        copy = [
             f"if r{k}_.shape != o{k}.shape:",
             "    " + fail("Value", STATE_SHAPE_MESSAGE, str(k), f"o{k}.shape", "t", f"r{k}_.shape"),
-        ]
-        idx = ", ".join(f"q{d}" for d in range(ndim))
-        copy = loops([(f"q{d}", f"r{k}_.shape[{d}]") for d in range(ndim)], [f"r{k}_[{idx}] = o{k}[{idx}]"])
+        ] + loops([(f"q{d}", f"r{k}_.shape[{d}]") for d in range(ndim)], [f"r{k}_[{idx}] = o{k}[{idx}]"])
         if k in destinations:
-            # the step wrote the stored row itself unless it was given the scratch row
+            # the step wrote the stored row itself (its kernel checked the shape)
+            # unless it was given the scratch row
             body += [f"if not same_memory(o{k}, r{k}_):"] + ["    " + ln for ln in copy]
         else:
             body += copy
@@ -255,6 +262,9 @@ def _generate(op, node, destinations=()):
             body.append(f"u{k} = _as_0d(item_of(o{j}), {dtype_text(v.type.dtype)})")
         else:
             body.append(f"u{k} = o{j}")
+    for counter, start, length in ring:
+        L.insert(L.index("done = 0"), f"{counter} = {start}")
+        body += [f"{counter} += 1", f"if {counter} == {length}:", f"    {counter} = 0"]
     body.append("done = t + 1")
     if info.as_while:
         body += [f"if item_of(o{n_inner_out - 1}):", "    break"]
