@@ -106,7 +106,7 @@ def _cblas(dtype, routine="gemm"):
         f"# cblas v{CBLAS_VERSION}: {found[1]} as {found[0]}, int{found[2]}\n"
         f"from lucent.link.numba.dispatch.cblas import cblas_{routine}, blas_matrix, blas_rows\n"
         "from lucent.link.numba.dispatch.overlap import overlaps\n"
-        "from lucent.link.numba.dispatch.memory import borrowed"
+        "from lucent.link.numba.dispatch.borrowed import borrowed"
     )
 
 

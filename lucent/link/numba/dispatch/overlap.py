@@ -84,4 +84,18 @@ def overlaps(typingctx, a, b):
     return types.boolean(a, b), codegen
 
 
-__all__ = ["conflicts", "overlaps"]
+@intrinsic
+def same_memory(typingctx, a, b):
+    """Whether the arrays ``a`` and ``b`` start at the same address (one is the other, or a view of it)."""
+    if not (isinstance(a, types.Array) and isinstance(b, types.Array)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        x = context.make_array(sig.args[0])(context, builder, args[0])
+        y = context.make_array(sig.args[1])(context, builder, args[1])
+        return builder.icmp_unsigned("==", builder.ptrtoint(x.data, cgutils.intp_t), builder.ptrtoint(y.data, cgutils.intp_t))
+
+    return types.boolean(a, b), codegen
+
+
+__all__ = ["conflicts", "overlaps", "same_memory"]

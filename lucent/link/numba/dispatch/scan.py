@@ -89,7 +89,8 @@ def _helpers():
 
     from lucent.link.numba.dispatch.inline_values import item_of
 
-    from lucent.link.numba.dispatch.memory import borrowed_row, c_row_view, row_is_contiguous, same_memory
+    from lucent.link.numba.dispatch.borrowed import borrowed_row, c_row_view, row_is_contiguous
+    from lucent.link.numba.dispatch.overlap import same_memory
 
     return {
         "_as_0d": _as_0d, "_finish": _finish, "_generator_copy": generator_copy, "item_of": item_of,

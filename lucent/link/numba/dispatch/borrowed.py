@@ -1,0 +1,141 @@
+"""Views that hold no reference to their memory, for loop steps and kernels.
+
+A view made in Numba code owns a reference to its array's memory: an
+atomic increment when it is made and a decrement when it dies. On a loop
+step of a few dozen nanoseconds (the rows a loop passes to its step, a
+kernel's second name for an argument) those updates were a third of the
+time. The views here have no owner (a null ``meminfo``), so making and
+dropping them costs nothing; each must not outlive the array it views,
+which is why they are only made where that array is a kernel's argument,
+its returned output, or a loop's own buffer.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+
+@intrinsic
+def borrowed(typingctx, array):
+    """``array`` itself, as a value that holds no reference to its memory (see ``borrowed_row``).
+
+    For a kernel's second name of an argument (``_A = borrowed(a)``, then
+    ``_A = a.copy()`` in the rare branch that needs a copy): the alias
+    costs no atomic reference-count updates, and the copy, which is a new
+    reference, is still freed when the name dies.
+    """
+    if not isinstance(array, types.Array):
+        return None
+
+    def codegen(context, builder, sig, args):
+        src = context.make_array(sig.args[0])(context, builder, args[0])
+        out = context.make_array(sig.return_type)(context, builder)
+        context.populate_array(
+            out, data=src.data, shape=src.shape, strides=src.strides, itemsize=src.itemsize, meminfo=None,
+        )
+        return out._getvalue()
+
+    return array(array), codegen
+
+@intrinsic
+def borrowed_row(typingctx, array, index):
+    """``array[index]`` (index in range, non-negative) as a view that does not own its memory.
+
+    A view made by indexing holds a reference to its array's memory: an
+    atomic increment when it is made and a decrement when it dies. A loop
+    kernel makes a few per step (the step's sequence rows, the states it
+    reads and writes), and on a small step those atomics were a third of
+    its time. This view has no owner, so they cost nothing. It must not
+    outlive ``array`` or leave the kernel that made it; the loop kernels
+    only pass it to the step and copy what the step returns.
+    """
+    if not (isinstance(array, types.Array) and array.ndim >= 1 and isinstance(index, types.Integer)):
+        return None
+    row_layout = "C" if array.layout == "C" else "A"
+    row_type = array.copy(ndim=array.ndim - 1, layout=row_layout) if array.ndim > 1 else None
+    if row_type is None:
+        return None
+
+    def codegen(context, builder, sig, args):
+        src, data, shapes, strides = _row_parts(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+        out = context.make_array(sig.return_type)(context, builder)
+        context.populate_array(
+            out, data=data, shape=cgutils.pack_array(builder, shapes),
+            strides=cgutils.pack_array(builder, strides), itemsize=src.itemsize, meminfo=None,
+        )
+        return out._getvalue()
+
+    return row_type(array, index), codegen
+
+def _row_parts(context, builder, array_type, value, index_type, index):
+    """Data pointer, shapes and strides of ``value[index]`` (a row of an array of ``array_type``)."""
+    src = context.make_array(array_type)(context, builder, value)
+    shapes = cgutils.unpack_tuple(builder, src.shape, array_type.ndim)
+    strides = cgutils.unpack_tuple(builder, src.strides, array_type.ndim)
+    offset = builder.mul(context.cast(builder, index, index_type, types.intp), strides[0])
+    data = builder.gep(builder.bitcast(src.data, ir.IntType(8).as_pointer()), [offset])
+    return src, builder.bitcast(data, src.data.type), shapes[1:], strides[1:]
+
+@intrinsic
+def row_is_contiguous(typingctx, array, index):
+    """Whether ``array[index]`` is C-contiguous (a constant True when ``array`` is typed C).
+
+    A loop over a reversed or transposed sequence (the gradient of a
+    recurrence walks its forward states backwards) holds an array typed
+    ``A`` whose rows are usually contiguous all the same: with this test
+    the loop passes them to the step as C rows (``c_row_view``), so the
+    step's kernels are compiled for, and vectorise, contiguous vectors.
+    """
+    if not (isinstance(array, types.Array) and array.ndim >= 2 and isinstance(index, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        if array.layout == "C":
+            return cgutils.true_bit
+        _, _, shapes, strides = _row_parts(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+        intp = context.get_value_type(types.intp)
+        expected = ir.Constant(intp, context.get_abi_sizeof(context.get_data_type(array.dtype)))
+        ok = cgutils.true_bit
+        one = ir.Constant(intp, 1)
+        for extent, stride in reversed(list(zip(shapes, strides))):
+            # a dimension of length 1 may have any stride
+            fits = builder.or_(builder.icmp_signed("==", stride, expected), builder.icmp_signed("<=", extent, one))
+            ok = builder.and_(ok, fits)
+            expected = builder.mul(expected, extent)
+        return ok
+
+    return types.boolean(array, index), codegen
+
+@intrinsic
+def c_row_view(typingctx, array, index):
+    """``array[index]`` as a borrowed view typed C (see ``borrowed_row``); the row must be contiguous.
+
+    The caller checked ``row_is_contiguous``: the strides are rebuilt as
+    those of a C array of the row's shape.
+    """
+    if not (isinstance(array, types.Array) and array.ndim >= 2 and isinstance(index, types.Integer)):
+        return None
+    row_type = types.Array(array.dtype, array.ndim - 1, "C", readonly=not array.mutable)
+
+    def codegen(context, builder, sig, args):
+        src, data, shapes, _ = _row_parts(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+        intp = context.get_value_type(types.intp)
+        step = ir.Constant(intp, context.get_abi_sizeof(context.get_data_type(array.dtype)))
+        strides = []
+        for extent in reversed(shapes):
+            strides.append(step)
+            step = builder.mul(step, extent)
+        out = context.make_array(sig.return_type)(context, builder)
+        context.populate_array(
+            out, data=data, shape=cgutils.pack_array(builder, shapes),
+            strides=cgutils.pack_array(builder, list(reversed(strides))), itemsize=src.itemsize, meminfo=None,
+        )
+        return out._getvalue()
+
+    return row_type(array, index), codegen
+
+
+__all__ = ["borrowed", "borrowed_row", "c_row_view", "row_is_contiguous"]
