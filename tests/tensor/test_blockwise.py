@@ -225,6 +225,7 @@ def test_blockwise_inplace_rewrite_respects_protection_and_aliasing():
     assert 1 not in {i for ins in fg.outputs[0].owner.op.destroy_map.values() for i in ins}
 
 
+@pytest.mark.not_debugmode(reason="checks the caller's buffer holds the result; DebugMode runs every node on copies")
 def test_blockwise_inplace_writes_the_destroyed_input(lucent_mode):
     """Both paths write an output over the input it destroys (and compute block 0 once)."""
     from lucent import In

@@ -50,13 +50,21 @@ def test_layouts_empty_singular_and_nan(lower, layout):
     singular = a.copy()
     singular[80, 80] = 0.0  # beyond the columns of a narrow right-hand side too
     assert np.isnan(run(out, {A: singular, B: b[:, :10]})).all()
-    nan_a = a.copy()
-    nan_a[3, 3] = np.nan
-    got = run(out, {A: nan_a, B: b})
-    assert np.isnan(got).any()
     other = a.copy()
     other[(40, 50) if lower else (50, 40)] = np.nan  # in the triangle that is not read
     assert not np.isnan(run(out, {A: other, B: b})).any()
+
+
+@pytest.mark.not_debugmode(
+    reason="which entries a NaN on the diagonal reaches depends on the order of the BLAS kernel's "
+    "operations (LAPACK's blocked solve and SciPy's differ on this machine); both give NaN"
+)
+@pytest.mark.parametrize("lower", [False, True])
+def test_a_nan_on_the_diagonal_gives_nan(lower):
+    A, B = lt.dmatrix("A"), lt.dmatrix("B")
+    a, b = _system(90, 100, "float64")
+    a[3, 3] = np.nan
+    assert np.isnan(run(solve_triangular_of_triangle(A, B, lower=lower), {A: a, B: b})).any()
 
 
 def test_errors():
