@@ -193,9 +193,10 @@ def function(
         out_spec = None
     else:
         out_spec = outs
+    from lucent.compile.collector import collector_paused
     from lucent.progress import compiling
 
-    with compiling(repr(name) if name else "a function"):
+    with compiling(repr(name) if name else "a function"), collector_paused():
         maker = FunctionMaker(
             ins + implicit,
             out_spec,

@@ -154,6 +154,33 @@ def test_gemv_edges(dtype, inplace):
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("beta", [0.0, 0.5])
+def test_small_gemv_loops_read_the_padded_view_of_any_layout(dtype, beta):
+    """The loops see every matrix as a ``padded_c_view``: C, row-strided and transposed matrices."""
+    import numba
+
+    from lucent.link.numba.dispatch.blas_loops import cols_gemv, rows_gemv
+    from lucent.link.numba.dispatch.borrowed import padded_c_view
+    from lucent.link.numba.dispatch.cblas import blas_matrix
+
+    @numba.njit
+    def product(M, x, z, alpha, beta):
+        out = np.empty(M.shape[0], M.dtype)
+        t, ld = blas_matrix(M)
+        if t == 111:
+            rows_gemv(padded_c_view(M, M.shape[0], ld), M.shape[1], x, z, out, alpha, beta)
+        else:
+            cols_gemv(padded_c_view(M, M.shape[1], ld), M.shape[0], x, z, out, alpha, beta)
+        return out
+
+    x, z = _v((6,), dtype), _v((5,), dtype)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for M in (_v((5, 6), dtype), _v((10, 9), dtype)[::2, 1:7], _v((6, 5), dtype).T, _v((6, 7), dtype).T[:5]):
+        expected = 2.0 * (M.astype("float64") @ x) + beta * z
+        np.testing.assert_allclose(product(M, x, z, 2.0, beta), expected, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("destructive", [False, True])
 def test_ger(dtype, destructive):
     A, x, y = lt.tensor(dtype=dtype, shape=(None, None)), lt.tensor(dtype=dtype, shape=(None,)), lt.tensor(dtype=dtype, shape=(None,))

@@ -7,7 +7,13 @@ pytest.importorskip("numba")
 
 from numba import njit  # noqa: E402
 
-from lucent.link.numba.dispatch.borrowed import borrowed, borrowed_row, c_row_view, row_is_contiguous  # noqa: E402
+from lucent.link.numba.dispatch.borrowed import (  # noqa: E402
+    borrowed,
+    borrowed_row,
+    c_row_view,
+    padded_c_view,
+    row_is_contiguous,
+)
 
 
 @njit
@@ -83,3 +89,45 @@ def test_borrowed_is_the_array_itself():
 
     a = np.arange(4.0)
     assert second_name(a) == 11.0 and a[0] == 5.0
+
+
+@njit
+def _padded_read(a, rows, ld, cols):
+    v = padded_c_view(a, rows, ld)
+    out = np.empty((rows, cols))
+    for i in range(rows):
+        for j in range(cols):
+            out[i, j] = v[i, j]
+    return out, v.shape, v.strides
+
+
+@pytest.mark.parametrize("step", [1, 2])
+def test_padded_c_view_reads_a_matrix_stored_by_rows(step):
+    base = np.arange(48.0).reshape(4, 12)
+    a = base[:, : 5 * step : step] if step == 1 else base[::1, :5]  # rows 12 items apart
+    got, shape, strides = _padded_read(a, 4, 12, 5)
+    np.testing.assert_array_equal(got, a)
+    assert shape == (4, 12) and strides == (96, 8)
+
+
+def test_padded_c_view_of_a_transposed_matrix_gives_its_columns():
+    stored = np.arange(15.0).reshape(3, 5)
+    a = stored.T  # 5 x 3, stored by columns, leading dimension 5
+    got, _, _ = _padded_read(a, 3, 5, 5)
+    np.testing.assert_array_equal(got, a.T)
+
+
+def test_padded_c_view_float32():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+    @njit
+    def first_row_sum(a):
+        v = padded_c_view(a, a.shape[0], a.shape[1])
+        out = np.empty(2, a.dtype)
+        out[0] = v[0, 0] + v[0, 3]
+        out[1] = v[2, 1]
+        return out
+
+    got = first_row_sum(a)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, [3.0, 9.0])

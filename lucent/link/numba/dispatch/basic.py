@@ -460,11 +460,13 @@ def _checksum_entries(cache_file):
 
 
 def _import_arraymath_without_scipy():
-    """Import ``numba.np.arraymath`` without its eager ``import scipy.linalg`` (~0.3 s).
+    """Import ``numba.np.arraymath`` without its eager ``import scipy.linalg`` (~0.1-0.3 s).
 
-    Rebuilding cached code imports the modules whose functions it uses,
-    and most kernels use some of ``arraymath``, which checks at import
-    whether SciPy's BLAS is available by importing it. Only a few
+    Numba's first compile in a process imports every lowering registry,
+    and rebuilding cached code imports the modules whose functions it
+    uses; both import ``arraymath``, which checks at import whether SciPy's
+    BLAS is available by importing it. This runs when this module is
+    imported, before either can happen. Only a few
     reductions (``np.cov``-style inner products) read the answer, and
     whether SciPy is installed answers it as well. Compiling ``np.dot``
     still checks for real.
@@ -544,3 +546,5 @@ def capsule_entry(capsule):
     signature = get_name(capsule)
     return signature.decode(), get_pointer(capsule, signature)
 
+
+_import_arraymath_without_scipy()

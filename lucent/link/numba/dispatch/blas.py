@@ -476,9 +476,9 @@ def _gemv_kernel(op, node, cblas, into=False):
         "    if _k == 0:",
         *["        " + ln for ln in loops([("i", "_m")], [f"out[i] = {dt}(0)"])],
         f"    elif direct and _A_t == {NO_TRANS} and _m * _k <= {SMALL_GEMV}:",
-        "        rows_gemv(_A, _x, z, out, alpha, beta)",
+        "        rows_gemv(padded_c_view(_A, _m, _A_ld), _k, _x, z, out, alpha, beta)",
         f"    elif direct and _m * _k <= {SMALL_GEMV}:",
-        "        cols_gemv(_A, _x, z, out, alpha, beta)",
+        "        cols_gemv(padded_c_view(_A, _k, _A_ld), _m, _x, z, out, alpha, beta)",
         f"    elif _A_t == {NO_TRANS}:",
         "        cblas_gemv(_A_t, _m, _k, ga, _A, _A_ld, _x, _x_inc, gb, out, out_inc)",
         "    else:",
@@ -488,7 +488,8 @@ def _gemv_kernel(op, node, cblas, into=False):
     lines += _accumulate_tail(op, 1)
     params = ["z", "alpha_", "a", "b", "beta_"] + (["dest"] if into else [])
     loops_import = (
-        f"# gemv loops {LOOPS_HASH}\nfrom lucent.link.numba.dispatch.blas_loops import rows_gemv, cols_gemv"
+        f"# gemv loops {LOOPS_HASH}\nfrom lucent.link.numba.dispatch.blas_loops import rows_gemv, cols_gemv\n"
+        "from lucent.link.numba.dispatch.borrowed import padded_c_view"
     )
     return make_kernel("gemv", params, lines, [cblas, loops_import])
 

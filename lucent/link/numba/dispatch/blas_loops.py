@@ -27,15 +27,16 @@ _OPTIONS = {"fastmath": {"reassoc", "contract", "nsz"}, "no_cfunc_wrapper": True
 
 
 @numba.njit(**_OPTIONS)
-def rows_gemv(A, x, z, out, alpha, beta):
-    """``out = alpha * A @ x + beta * z`` over rows of a matrix whose rows have unit step.
+def rows_gemv(A, k, x, z, out, alpha, beta):
+    """``out = alpha * A[:, :k] @ x + beta * z`` for a matrix stored by rows.
 
-    Four rows at a time: four independent sums that LLVM vectorises along
-    the row (``reassoc`` lets it split each sum into lanes, so the summation
-    order differs from BLAS's by rounding only). ``beta == 0`` never reads
-    ``z``; ``out`` may be ``z``.
+    ``A`` is the matrix's ``padded_c_view`` (rows ``A.shape[1] >= k`` items
+    apart). Four rows at a time: four independent sums that LLVM vectorises
+    along the row (``reassoc`` lets it split each sum into lanes, so the
+    summation order differs from BLAS's by rounding only). ``beta == 0``
+    never reads ``z``; ``out`` may be ``z``.
     """
-    m, k = A.shape
+    m = A.shape[0]
     i = 0
     while i < m:
         if i + 4 <= m:
@@ -70,15 +71,16 @@ def rows_gemv(A, x, z, out, alpha, beta):
 
 
 @numba.njit(**_OPTIONS)
-def cols_gemv(A, x, z, out, alpha, beta):
-    """``out = alpha * A @ x + beta * z`` for a matrix stored by columns (a transposed C array).
+def cols_gemv(At, m, x, z, out, alpha, beta):
+    """``out = alpha * At[:, :m].T @ x + beta * z`` for a matrix stored by columns (a transposed C array).
 
-    The columns scaled by ``alpha * x[j]`` are added in turn, each a loop
-    along a contiguous column that LLVM vectorises (the gradient of a
-    recurrence multiplies by ``W.T``). ``beta == 0`` never reads ``z``;
-    ``out`` may be ``z``.
+    ``At`` is the ``padded_c_view`` of the matrix's columns: column ``j``
+    is ``At[j, :m]``. The columns scaled by ``alpha * x[j]`` are added in
+    turn, each a loop along a contiguous column that LLVM vectorises (the
+    gradient of a recurrence multiplies by ``W.T``). ``beta == 0`` never
+    reads ``z``; ``out`` may be ``z``.
     """
-    m, k = A.shape
+    k = At.shape[0]
     if beta == 0:
         for i in range(m):
             out[i] = 0.0
@@ -88,7 +90,7 @@ def cols_gemv(A, x, z, out, alpha, beta):
     for j in range(k):
         xj = alpha * x[j]
         for i in range(m):
-            out[i] += A[i, j] * xj
+            out[i] += At[j, i] * xj
 
 
 __all__ = ["LOOPS_HASH", "SMALL_GEMV", "cols_gemv", "rows_gemv"]

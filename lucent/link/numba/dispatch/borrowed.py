@@ -138,4 +138,42 @@ def c_row_view(typingctx, array, index):
     return row_type(array, index), codegen
 
 
-__all__ = ["borrowed", "borrowed_row", "c_row_view", "row_is_contiguous"]
+@intrinsic
+def padded_c_view(typingctx, array, rows, ld):
+    """A matrix stored by rows ``ld`` items apart, as a borrowed ``rows x ld`` view typed C.
+
+    For the small matrix-vector loops of ``Gemv`` kernels (``blas_loops``):
+    ``array``'s memory read as ``rows`` rows of ``ld`` items from its
+    first element, so element ``[i, j]`` of a matrix stored by rows with
+    leading dimension ``ld`` (or ``[j, i]`` of one stored by columns) is
+    ``view[i, j]`` for ``j`` below its row length. The items past the row
+    length are never read (the last row's may lie past the array's end).
+    Whatever ``array``'s type (C, or A for a transposed or row-strided
+    matrix), the loops see one type per dtype, so they are compiled once
+    and vectorised along the rows. The view is only read, holds no
+    reference, and must not outlive ``array``.
+    """
+    if not (isinstance(array, types.Array) and array.ndim == 2):
+        return None
+    if not (isinstance(rows, types.Integer) and isinstance(ld, types.Integer)):
+        return None
+    view_type = types.Array(array.dtype, 2, "C")
+
+    def codegen(context, builder, sig, args):
+        src = context.make_array(sig.args[0])(context, builder, args[0])
+        intp = context.get_value_type(types.intp)
+        item = ir.Constant(intp, context.get_abi_sizeof(context.get_data_type(array.dtype)))
+        n_rows = context.cast(builder, args[1], sig.args[1], types.intp)
+        n_cols = context.cast(builder, args[2], sig.args[2], types.intp)
+        out = context.make_array(sig.return_type)(context, builder)
+        context.populate_array(
+            out, data=src.data, shape=cgutils.pack_array(builder, [n_rows, n_cols]),
+            strides=cgutils.pack_array(builder, [builder.mul(n_cols, item), item]),
+            itemsize=src.itemsize, meminfo=None,
+        )
+        return out._getvalue()
+
+    return view_type(array, rows, ld), codegen
+
+
+__all__ = ["borrowed", "borrowed_row", "c_row_view", "padded_c_view", "row_is_contiguous"]
