@@ -388,26 +388,36 @@ def load_graph_function(key, source, namespace, cacheable, name="graph_fn"):
     ``namespace`` (kernels, scalar constants) becomes the module's globals.
     A cacheable graph is a module file named by ``key`` compiled with
     Numba's disk cache; in one process the same key gives the same
-    dispatcher. An uncacheable graph is compiled in memory only.
+    dispatcher. An uncacheable graph is compiled in memory only. The graph
+    function (``graph_fn``) is what Python calls; the other functions made
+    here (a loop's driver and body, a Blockwise's loop) are kernels called
+    from compiled code, whose Python entry is built on demand
+    (``dispatch/python_entry.py``).
     """
-    import numba
-
     from lucent.configdefaults import config
     from lucent.link.numba.dispatch.basic import harden_cache, load_module_from_text
+
+    def dispatcher_of(fn, cache):
+        import numba
+
+        options = {"cache": cache, "fastmath": config.numba__fastmath, "no_cfunc_wrapper": True}
+        if name == "graph_fn":
+            return numba.njit(**options)(fn)
+        from lucent.link.numba.dispatch.python_entry import kernel_dispatcher
+
+        return kernel_dispatcher(fn, options)
 
     if not cacheable:
         ns = dict(namespace)
         ns["__name__"] = f"lucent_graph_{key[:16]}"
         exec(compile(source, f"<lucent graph {key[:16]}>", "exec"), ns)
-        return numba.njit(cache=False, fastmath=config.numba__fastmath, no_cfunc_wrapper=True)(ns[name]), False
+        return dispatcher_of(ns[name], False), False
     module_name = f"lucent_graph_{key[:40]}"
     if module_name in _loaded:
         return _loaded[module_name], True
     path = graph_module_path(key)
     module = load_module_from_text(module_name, path, source, namespace)
-    dispatcher = numba.njit(cache=True, fastmath=config.numba__fastmath, no_cfunc_wrapper=True)(
-        getattr(module, name)
-    )
+    dispatcher = dispatcher_of(getattr(module, name), True)
     harden_cache(dispatcher)
     _loaded[module_name] = dispatcher
     return dispatcher, False

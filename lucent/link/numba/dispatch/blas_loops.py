@@ -13,7 +13,8 @@ new kernels.
 from __future__ import annotations
 
 import hashlib
-import numba
+
+from lucent.link.numba.dispatch.python_entry import compiled_helper
 
 #: Matrices of at most this many elements are multiplied by a vector with the loops
 #: below instead of BLAS: for the 16x16 step of a recurrence ``rows_gemv`` takes 30 ns
@@ -26,7 +27,7 @@ with open(__file__, "rb") as _f:
 _OPTIONS = {"fastmath": {"reassoc", "contract", "nsz"}, "no_cfunc_wrapper": True, "cache": True}
 
 
-@numba.njit(**_OPTIONS)
+@compiled_helper(**_OPTIONS)
 def rows_gemv(A, k, x, z, out, alpha, beta):
     """``out = alpha * A[:, :k] @ x + beta * z`` for a matrix stored by rows.
 
@@ -70,7 +71,7 @@ def rows_gemv(A, k, x, z, out, alpha, beta):
 
 
 
-@numba.njit(**_OPTIONS)
+@compiled_helper(**_OPTIONS)
 def cols_gemv(At, m, x, z, out, alpha, beta):
     """``out = alpha * At[:, :m].T @ x + beta * z`` for a matrix stored by columns (a transposed C array).
 

@@ -118,4 +118,13 @@ def kernel_dispatcher(py_func, options):
     return dispatcher
 
 
-__all__ = ["KernelDispatcher", "kernel_dispatcher"]
+def compiled_helper(**options):
+    """Decorator: a helper function of kernels (``numba.njit`` ``options``), its Python entry built on demand.
+
+    For the shared helpers generated kernels call (``blas_loops``, a loop's
+    ring rotation): compiled code calls them, Python seldom does.
+    """
+    return lambda fn: kernel_dispatcher(fn, options)
+
+
+__all__ = ["KernelDispatcher", "compiled_helper", "kernel_dispatcher"]

@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import hashlib
 
-import numba
 import numpy as np
 
 from lucent.link.numba.dispatch.basic import NoNumbaImplementation, numba_funcify
 from lucent.link.numba.dispatch.elemwise import contiguous_flat_view, flat_view
 from lucent.link.numba.dispatch.memory import empty_output
+from lucent.link.numba.dispatch.python_entry import compiled_helper
 from lucent.link.numba.dispatch.shape import _ERRORS, dtype_text, fail, loops
 from lucent.scan.op import STATE_SHAPE_MESSAGE, Scan
 
@@ -43,14 +43,14 @@ from lucent.scan.op import STATE_SHAPE_MESSAGE, Scan
 SCAN_KERNEL_VERSION = 14
 
 
-@numba.njit(cache=True)
+@compiled_helper(cache=True)
 def _as_0d(x, dtype):
     out = empty_output((), dtype)
     out[()] = x
     return out
 
 
-@numba.njit(cache=True)
+@compiled_helper(cache=True)
 def _finish(buf, total, as_while):
     """The stored rows of a buffer, oldest first (``lucent.scan.op._finish_ring``)."""
     store = buf.shape[0]
