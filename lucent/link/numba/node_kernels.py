@@ -94,10 +94,10 @@ class NodeKernel:
         from time import perf_counter
 
         start = perf_counter()
-        if signature not in dispatcher.overloads:
-            dispatcher.compile(signature)
         if python_entry is not None:
-            python_entry(signature)  # built here, not in the node's first timed run
+            dispatcher.compile_for_python(signature)  # the entry too, not in the node's first timed run
+        else:
+            dispatcher.compile(signature)
         return perf_counter() - start
 
     def _signature_of(self, args):
@@ -133,10 +133,11 @@ class NodeKernel:
         if not hasattr(dispatcher, "typeof_pyval") or not hasattr(dispatcher, "get_overload"):
             return dispatcher
         signature = self._signature_of(args)
+        if hasattr(dispatcher, "compile_for_python"):
+            return dispatcher.compile_for_python(signature)
         if signature not in dispatcher.overloads:
             dispatcher.compile(signature)
-        python_entry = getattr(dispatcher, "python_entry", None)
-        return python_entry(signature) if python_entry is not None else dispatcher.get_overload(signature)
+        return dispatcher.get_overload(signature)
 
     def __repr__(self):
         state = "ready" if self.available else f"unavailable: {self.reason}"

@@ -53,6 +53,19 @@ def test_a_kernel_compiled_for_compiled_callers_has_no_python_entry_until_python
     np.testing.assert_array_equal(kernel.get_overload(sig)(x, 3.0), x * 3.0 + tag)
 
 
+def test_a_specialisation_python_asks_for_first_is_compiled_with_its_entry():
+    kernel, tag = _fresh_kernel()
+    x = np.arange(4.0)
+    sig = (typeof(x), typeof(2.0))
+    entry = kernel.compile_for_python(sig)
+    assert kernel.has_python_entry(sig) and len(kernel.overloads) == 1
+    np.testing.assert_array_equal(entry(x, 2.0), x * 2.0 + tag)
+    # the flag is back: the next specialisation compiled for compiled callers has none
+    y = np.arange(4, dtype=np.float32)
+    kernel.compile((typeof(y), typeof(2.0)))
+    assert not kernel.has_python_entry((typeof(y), typeof(2.0)))
+
+
 def test_a_python_call_compiles_and_runs_a_new_specialisation():
     kernel, tag = _fresh_kernel()
     x32 = np.arange(3, dtype=np.float32)
@@ -120,21 +133,28 @@ SCRIPT = textwrap.dedent(
     source = "def cached_kernel(x):\\n    return x * 2.0 + 0.5\\n"
     kernel = kernel_from_source(source, "cached_kernel", cache=True)
     x = np.arange(3.0)
+    sig = (typeof(x),)
     if sys.argv[1] == "compile":
-        kernel.compile((typeof(x),))
+        kernel.compile(sig)
+        print(json.dumps({"hits": 0}))
+    elif sys.argv[1] == "compile_for_python":
+        kernel.compile_for_python(sig)
         print(json.dumps({"hits": 0}))
     else:
+        kernel.compile(sig)
+        ready = kernel.has_python_entry(sig)
         out = kernel(x)
-        print(json.dumps({"hits": sum(kernel.stats.cache_hits.values()), "out": out.tolist()}))
+        print(json.dumps({"hits": sum(kernel.stats.cache_hits.values()), "ready": ready, "out": out.tolist()}))
     """
 )
 
 
-def test_a_kernel_loaded_from_the_disk_cache_gets_its_entry_in_a_new_process(tmp_path):
+@pytest.mark.parametrize("first", ["compile", "compile_for_python"])
+def test_a_kernel_loaded_from_the_disk_cache_gets_its_entry_in_a_new_process(tmp_path, first):
     env = dict(os.environ)
     env["LUCENT_FLAGS"] = f"base_compiledir={tmp_path}"
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    for stage in ("compile", "call"):
+    for stage in (first, "call"):
         out = subprocess.run(
             [sys.executable, "-c", SCRIPT, stage], capture_output=True, text=True, env=env, cwd=ROOT
         )
@@ -142,5 +162,7 @@ def test_a_kernel_loaded_from_the_disk_cache_gets_its_entry_in_a_new_process(tmp
     import json
 
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result["hits"] == 1  # loaded (without a wrapper), not compiled again
+    assert result["hits"] == 1  # loaded, not compiled again
+    # compiled for Python, it was cached with its entry; compiled for compiled code, it gets one now
+    assert result["ready"] is (first == "compile_for_python")
     assert result["out"] == [0.5, 2.5, 4.5]

@@ -7,15 +7,16 @@ result. A graph function calls its kernels through slots
 each one cost about a sixth of its kernel's compile (20 ms of a 120 ms
 element-wise kernel; a cold training step compiles 16 to 35 kernels).
 
-``KernelDispatcher`` compiles kernels with ``no_cpython_wrapper``. Compiled
-callers (graph functions, loop bodies, other kernels) use the machine code
-as before. When Python calls a kernel (DebugMode and profiles run node by
-node through ``NodeKernel``; tests call kernels directly), the wrapper of
-that specialisation is built on its own, from Numba's own wrapper code
-generator, into a small library that calls the compiled function by its
-symbol: about 25 ms, once per specialisation and process, and the kernel is
-never compiled again. A specialisation loaded from the disk cache that was
-compiled with a wrapper (by an earlier version) uses that one.
+``KernelDispatcher`` compiles kernels with ``no_cpython_wrapper`` when
+compiled code asks for them. Compiled callers (graph functions, loop
+bodies, other kernels) use the machine code as before. A specialisation
+that Python asks for first (DebugMode and profiles run node by node
+through ``NodeKernel``; tests call kernels directly) is compiled with its
+wrapper, as Numba does, and cached on disk with it. When Python calls a
+specialisation compiled (or cached) without one, its wrapper is built on
+its own, from Numba's wrapper code generator, into a small library that
+calls the compiled function by its symbol: about 25 ms, once per
+specialisation and process, and the kernel is never compiled again.
 
 A specialisation without a wrapper is kept out of Numba's C-level
 dispatch table until it has one, so a Python call can never reach a
@@ -24,6 +25,8 @@ builds the wrapper and registers it.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 from numba import _dynfunc
 from numba.core.compiler_lock import global_compiler_lock
@@ -99,8 +102,31 @@ class KernelDispatcher(CPUDispatcher):
                     super().add_overload(cres)
         return cres.entry_point
 
+    def compile_for_python(self, args):
+        """Compile (or load) the specialisation for ``args`` to be called from Python; its entry.
+
+        A specialisation Python asks for first is compiled with its wrapper,
+        the cheapest way to get one, and the disk cache keeps it with it, so
+        DebugMode and profiles in later processes load it ready.
+        """
+        args = tuple(args)
+        if args not in self.overloads:
+            with global_compiler_lock, self._with_python_entry():
+                self.compile(args)
+        return self.python_entry(args)
+
+    @contextlib.contextmanager
+    def _with_python_entry(self):
+        # ``targetoptions`` is the dict the compiler reads its flags from at each compile
+        self.targetoptions["no_cpython_wrapper"] = False
+        try:
+            yield
+        finally:
+            self.targetoptions["no_cpython_wrapper"] = True
+
     def _compile_for_args(self, *args, **kws):
-        entry = super()._compile_for_args(*args, **kws)
+        with global_compiler_lock, self._with_python_entry():
+            entry = super()._compile_for_args(*args, **kws)
         for signature, cres in list(self.overloads.items()):
             if cres.entry_point is entry:
                 return self.python_entry(signature)
