@@ -290,10 +290,37 @@ def test_borrowed_flat_view_reads_and_writes_the_array():
     out = np.empty_like(x)
     double_into(x, out)
     np.testing.assert_array_equal(out, 2 * x)
-    # a layout that is not C gets a copy (owned), still with the values
-    fortran = np.asfortranarray(x)
-    copy = njit(lambda a: borrowed_flat_view(a).copy())(fortran)
-    np.testing.assert_array_equal(copy, fortran.ravel())
+
+
+@pytest.mark.parametrize("name", ["flat_view", "borrowed_flat_view"])
+def test_flat_views_of_arrays_not_typed_c(name):
+    """Typed A or F, the array must be C-contiguous when the view is made: a view then, an error otherwise.
+
+    (Generated kernels take these views only behind ``is_c_layout``; typed
+    A or F that branch is compiled but never runs.)
+    """
+    from numba import njit
+
+    from lucent.link.numba.dispatch import elemwise
+
+    view = getattr(elemwise, name)
+
+    @njit("float64(float64[:, :])")  # layout A whatever the argument's
+    def total(a):
+        f = view(a)
+        s = 0.0
+        for k in range(f.size):
+            s += f[k] * (k + 1)
+        return s
+
+    x = np.arange(12.0).reshape(3, 4)
+    assert total(x) == float((x.ravel() * np.arange(1, 13)).sum())
+    assert total(np.empty((0, 4))) == 0.0
+    assert total(np.arange(4.0).reshape(4, 1)[::1, :]) == float((np.arange(4.0) * np.arange(1, 5)).sum())
+    with pytest.raises(ValueError, match="C-contiguous"):
+        total(np.asfortranarray(x))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        total(x[:, ::2])
 
 
 @pytest.mark.parametrize(
