@@ -239,9 +239,13 @@ def numba_funcify_IncSubtensor(op, node, **kwargs):
     return make_kernel("inc_subtensor", ["x", "y", *params], lines, helpers)
 
 
-@numba_funcify.register(SliceLength, version=1)
+@numba_funcify.register(SliceLength, version=2)
 def numba_funcify_SliceLength(op, node, **kwargs):
-    """``len(range(n)[start:stop:step])`` as a 0-d int64 array."""
+    """``len(range(n)[start:stop:step])`` as a 0-d int64 array.
+
+    Allocated by ``empty_output``, lowered inline: ``np.empty`` made Numba
+    compile its allocation overload for 0-d shapes once per process.
+    """
     names = iter(f"p{k}" for k in range(sum(op.pattern)))
     parts = [next(names) if p else None for p in op.pattern]
     params = [p for p in parts if p is not None]
@@ -249,7 +253,7 @@ def numba_funcify_SliceLength(op, node, **kwargs):
     bounds = [("b" if k == 0 else "e" if k == 1 else "s") if p else "None" for k, p in enumerate(parts)]
     lines += [
         f"start, stop, step = slice({', '.join(bounds)}).indices({INT('n')})",
-        "out = np.empty((), np.int64)",
+        "out = empty_output((), np.int64)",
         "out[()] = range_len(start, stop, step)",
         "return out",
     ]
