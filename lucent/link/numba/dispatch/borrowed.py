@@ -79,6 +79,21 @@ def _row_parts(context, builder, array_type, value, index_type, index):
     data = builder.gep(builder.bitcast(src.data, ir.IntType(8).as_pointer()), [offset])
     return src, builder.bitcast(data, src.data.type), shapes[1:], strides[1:]
 
+def emit_c_contiguous(context, builder, dtype, shapes, strides):
+    """Emit: is the array of these shapes and strides C-contiguous (a length-1 dimension may have any
+    stride; an empty array is contiguous whatever its strides)."""
+    intp = context.get_value_type(types.intp)
+    expected = ir.Constant(intp, context.get_abi_sizeof(context.get_data_type(dtype)))
+    one, zero = ir.Constant(intp, 1), ir.Constant(intp, 0)
+    ok, empty = cgutils.true_bit, cgutils.false_bit
+    for extent, stride in reversed(list(zip(shapes, strides))):
+        fits = builder.or_(builder.icmp_signed("==", stride, expected), builder.icmp_signed("<=", extent, one))
+        ok = builder.and_(ok, fits)
+        empty = builder.or_(empty, builder.icmp_signed("==", extent, zero))
+        expected = builder.mul(expected, extent)
+    return builder.or_(ok, empty)
+
+
 @intrinsic
 def row_is_contiguous(typingctx, array, index):
     """Whether ``array[index]`` is C-contiguous (a constant True when ``array`` is typed C).
@@ -96,16 +111,7 @@ def row_is_contiguous(typingctx, array, index):
         if array.layout == "C":
             return cgutils.true_bit
         _, _, shapes, strides = _row_parts(context, builder, sig.args[0], args[0], sig.args[1], args[1])
-        intp = context.get_value_type(types.intp)
-        expected = ir.Constant(intp, context.get_abi_sizeof(context.get_data_type(array.dtype)))
-        ok = cgutils.true_bit
-        one = ir.Constant(intp, 1)
-        for extent, stride in reversed(list(zip(shapes, strides))):
-            # a dimension of length 1 may have any stride
-            fits = builder.or_(builder.icmp_signed("==", stride, expected), builder.icmp_signed("<=", extent, one))
-            ok = builder.and_(ok, fits)
-            expected = builder.mul(expected, extent)
-        return ok
+        return emit_c_contiguous(context, builder, array.dtype, shapes, strides)
 
     return types.boolean(array, index), codegen
 

@@ -131,20 +131,12 @@ def _checked_flat_codegen(x, owned=True):
     view = _c_flat_codegen(x, owned)
 
     def codegen(context, builder, sig, args):
+        from lucent.link.numba.dispatch.borrowed import emit_c_contiguous
+
         src = context.make_array(sig.args[0])(context, builder, args[0])
-        intp = context.get_value_type(types.intp)
-        expected = ir.Constant(intp, context.get_abi_sizeof(context.get_data_type(x.dtype)))
-        one = ir.Constant(intp, 1)
-        contiguous = cgutils.true_bit
-        empty = cgutils.false_bit  # an empty array is contiguous whatever its strides
         shapes = cgutils.unpack_tuple(builder, src.shape, x.ndim)
         strides = cgutils.unpack_tuple(builder, src.strides, x.ndim)
-        for extent, stride in reversed(list(zip(shapes, strides))):
-            fits = builder.or_(builder.icmp_signed("==", stride, expected), builder.icmp_signed("<=", extent, one))
-            contiguous = builder.and_(contiguous, fits)
-            empty = builder.or_(empty, builder.icmp_signed("==", extent, ir.Constant(intp, 0)))
-            expected = builder.mul(expected, extent)
-        contiguous = builder.or_(contiguous, empty)
+        contiguous = emit_c_contiguous(context, builder, x.dtype, shapes, strides)
         with cgutils.if_unlikely(builder, builder.not_(contiguous)):
             context.call_conv.return_user_exc(
                 builder, ValueError, ("a flat view needs a C-contiguous array",)
