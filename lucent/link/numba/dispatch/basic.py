@@ -63,6 +63,10 @@ def _stop_llvm_lock_events():
 
 _stop_llvm_lock_events()
 
+from lucent.link.numba.dispatch import runtime_cache as _runtime_cache  # noqa: E402
+
+_runtime_cache.install()
+
 
 class NoNumbaImplementation(NotImplementedError):
     """No Numba implementation is registered for an op's class."""
