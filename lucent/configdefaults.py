@@ -129,6 +129,9 @@ def _add_core_flags(config):
                "Show what a compile that takes longer than about a second is doing (a line on a "
                "terminal, a widget in a notebook with the lucent extension loaded).",
                BoolParam(True))
+    config.add("numba__native_cache",
+               "Save each cached graph function's machine code as one bundle and load it in later "
+               "processes without importing Numba (lucent.link.numba.native).", BoolParam(True))
     config.add("numba__fastmath", "Let Numba use fast-math for elementwise loops.", BoolParam(False))
     config.add("numba__num_threads",
                "Threads of the Numba backend: 1 (the default) runs single-threaded; N > 1 splits "

@@ -338,23 +338,13 @@ def _generate(fgraph, order, kernels, plan=None):
     body = writer.write(order)
 
     results, output_plan, converters = [], [], []
-    from lucent.scalar.basic import ScalarType
-    from lucent.tensor.type import TensorType
+    from lucent.link.numba.linker import result_converter
 
     for var in fgraph.outputs:
         if var.owner is not None:
             if var not in results:
                 results.append(var)
-                if isinstance(var.type, ScalarType):
-                    from lucent.link.numba.linker import _scalar_converter
-
-                    converters.append(_scalar_converter(var.type.dtype))
-                elif isinstance(var.type, TensorType) and var.type.ndim == 0:
-                    from lucent.link.numba.linker import _zero_d_converter
-
-                    converters.append(_zero_d_converter(var.type.dtype))
-                else:
-                    converters.append(None)
+                converters.append(result_converter(var.type))
             output_plan.append(("r", results.index(var)))
         elif isinstance(var, Constant):
             output_plan.append(("c", var.data))
@@ -584,6 +574,10 @@ def build_program(fgraph):
         program.fn = dispatcher
         if reason is not None and reason != "config.numba__cache is False":
             _report_uncacheable(reason, config.cache_uncacheable)
+        elif sites:
+            from lucent.link.numba import native
+
+            native.save(program, fgraph, order, extra_vars, dispatcher, _signature(fgraph, arg_inputs, extra_args))
         return program
     raise _PythonFallback("the graph function does not compile")  # pragma: no cover
 

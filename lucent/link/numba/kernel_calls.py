@@ -31,7 +31,6 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import itertools
-import os
 import pickle
 
 #: Bumped when the way call sites are generated changes.
@@ -244,17 +243,9 @@ def write_record(module_path, key, sites, signatures=()):
         known |= set(earlier["signatures"])
     payload = pickle.dumps({"targets": targets, "signatures": sorted(known)}, protocol=4)
     data = pickle.dumps({"checksum": _checksum(key, payload), "payload": payload}, protocol=4)
-    path = _record_path(module_path)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    from lucent.link.numba.cache_dir import write_atomically
+
+    write_atomically(_record_path(module_path), data)
 
 
 def read_record(module_path, key):

@@ -82,6 +82,10 @@ class GraphProgram:
         How it was built: the ops running ``perform`` in object mode, the
         disk-cache key (``None`` when not cacheable, and then why), and
         whether the compiled function came from a cache.
+    native
+        Whether ``fn`` is machine code loaded from a native bundle without
+        Numba (``lucent.link.numba.native``); ``fn`` is then a plain
+        callable, not a Numba dispatcher.
     """
 
     def __init__(self):
@@ -97,6 +101,8 @@ class GraphProgram:
         self.arg_converters = []
         self.output_plan = []
         self.source = ""
+        #: Loaded from a native bundle (``native.py``) rather than through Numba.
+        self.native = False
 
 
 def _scalar_converter(dtype):
@@ -114,6 +120,18 @@ def _zero_d_converter(dtype):
 
     to_0d.zero_d = True
     return to_0d
+
+
+def result_converter(type_):
+    """``None``, or how the compiled function's value of a result of type ``type_`` becomes the Python path's."""
+    from lucent.scalar.basic import ScalarType
+    from lucent.tensor.type import TensorType
+
+    if isinstance(type_, ScalarType):
+        return _scalar_converter(type_.dtype)
+    if isinstance(type_, TensorType) and type_.ndim == 0:
+        return _zero_d_converter(type_.dtype)
+    return None
 
 
 class NumbaLinker(JITLinker):
@@ -169,8 +187,10 @@ class NumbaLinker(JITLinker):
 
         progress.stage(f"compiling {len(self.fgraph.apply_nodes)} nodes to machine code")
         start = time.perf_counter()
+        from lucent.link.numba import native
+
         try:
-            program = build_program(self.fgraph)
+            program = native.load_program(self.fgraph) or build_program(self.fgraph)
         except _PythonFallback as e:
             self.fallback_ops = e.fallback_ops
             self._use_python(str(e))
@@ -206,7 +226,7 @@ class NumbaLinker(JITLinker):
         def graph_function(*inputs):
             return fn(*inputs, *extra)
 
-        graph_function.py_func = fn.py_func
+        graph_function.py_func = getattr(fn, "py_func", None)
         graph_function.dispatcher = fn
         return graph_function
 

@@ -24,7 +24,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 
 def _env(cache_dir, *paths):
     env = dict(os.environ)
-    env["LUCENT_FLAGS"] = f"base_compiledir={cache_dir}"
+    # Numba's disk cache is what is tested: no native bundle may bypass it.
+    env["LUCENT_FLAGS"] = f"base_compiledir={cache_dir},numba__native_cache=False"
     env["PYTHONPATH"] = os.pathsep.join([*map(str, paths), ROOT, env.get("PYTHONPATH", "")])
     env["PYTHONWARNINGS"] = "default"
     return env

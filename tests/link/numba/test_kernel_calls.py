@@ -17,6 +17,13 @@ import lucent  # noqa: E402
 import lucent.tensor as lt  # noqa: E402
 from lucent.link.numba import kernel_calls  # noqa: E402
 
+
+@pytest.fixture(autouse=True)
+def _numba_dispatchers():
+    """These tests look into Numba's dispatchers, which a native bundle (``native.py``) stands in for."""
+    with lucent.config.change_flags(numba__native_cache=False):
+        yield
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
@@ -100,7 +107,8 @@ _PROGRAM = textwrap.dedent(
 
 def _run(cache_dir):
     env = dict(os.environ)
-    env["LUCENT_FLAGS"] = f"base_compiledir={cache_dir}"
+    # Numba's disk cache is what is tested: no native bundle may bypass it.
+    env["LUCENT_FLAGS"] = f"base_compiledir={cache_dir},numba__native_cache=False"
     env["PYTHONPATH"] = os.pathsep.join([ROOT, env.get("PYTHONPATH", "")])
     out = subprocess.run(
         [sys.executable, "-c", _PROGRAM], capture_output=True, text=True, env=env, cwd=ROOT,
@@ -232,7 +240,8 @@ def test_a_loop_mapped_by_blockwise_runs_in_a_new_process(tmp_path):
         want.append(h)
     want = np.array(want).T
     env = dict(os.environ)
-    env["LUCENT_FLAGS"] = f"base_compiledir={tmp_path}"
+    # Numba's disk cache is what is tested: no native bundle may bypass it.
+    env["LUCENT_FLAGS"] = f"base_compiledir={tmp_path},numba__native_cache=False"
     env["PYTHONPATH"] = os.pathsep.join([ROOT, env.get("PYTHONPATH", "")])
     for _ in ("cold", "warm"):
         out = subprocess.run([sys.executable, "-c", _BATCHED_LOOP], capture_output=True, text=True,

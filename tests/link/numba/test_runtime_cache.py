@@ -32,7 +32,8 @@ _CHILD = textwrap.dedent(
 
 def _run_child(cache_dir):
     env = dict(os.environ)
-    env["LUCENT_FLAGS"] = f"base_compiledir={cache_dir}"
+    # Numba's disk cache is what is tested: no native bundle may bypass it.
+    env["LUCENT_FLAGS"] = f"base_compiledir={cache_dir},numba__native_cache=False"
     env["NUMBA_CACHE_DIR"] = os.path.join(str(cache_dir), "numba-own")
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, timeout=600)

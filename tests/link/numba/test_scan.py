@@ -10,6 +10,13 @@ import lucent.tensor as lt  # noqa: E402
 from lucent.scan import scan  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _numba_dispatchers():
+    """These tests look into Numba's dispatchers, which a native bundle (``native.py``) stands in for."""
+    with lucent.config.change_flags(numba__native_cache=False):
+        yield
+
+
 def _sites(dispatcher):
     return getattr(dispatcher, "__lucent_sites__", None) or []
 

@@ -16,6 +16,13 @@ import lucent.tensor as lt
 from lucent.link.numba.dispatch.elemwise import ElemwiseCodegen
 from lucent.link.numba.dispatch.threads import PARALLEL_MIN, kernel_threads, parallel_decorator
 
+
+@pytest.fixture(autouse=True)
+def _numba_dispatchers():
+    """These tests look into Numba's dispatchers, which a native bundle (``native.py``) stands in for."""
+    with lucent.config.change_flags(numba__native_cache=False):
+        yield
+
 two_threads = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="Numba runs with one thread")
 
 

@@ -35,9 +35,12 @@ import warnings
 
 from lucent.configdefaults import config
 
-#: Bumped when the code generation of this package changes in a way that
-#: must invalidate every cached kernel.
-CODEGEN_VERSION = 2
+from lucent.link.numba.cache_dir import (  # noqa: F401  (re-exported)
+    CODEGEN_VERSION,
+    CacheDirectoryWarning,
+    _usable_dirs,
+    kernel_dir as _kernel_dir,
+)
 
 
 def _stop_llvm_lock_events():
@@ -67,6 +70,10 @@ from lucent.link.numba.dispatch import runtime_cache as _runtime_cache  # noqa: 
 
 _runtime_cache.install()
 
+from lucent.link.numba import native as _native  # noqa: E402
+
+_native.keep_object_code()
+
 
 class NoNumbaImplementation(NotImplementedError):
     """No Numba implementation is registered for an op's class."""
@@ -86,6 +93,10 @@ class NumbaDispatcher:
         self._explicit_version: set = set()
         # loaders of implementations registered on demand (``defer``)
         self._deferred: list = []
+        #: Implementations registered from outside lucent (a user's kernel,
+        #: maybe replacing one of lucent's): native bundles, whose keys
+        #: only describe lucent's own kernels, are then not used.
+        self.foreign_registrations = 0
 
     def register(self, op_class, version=None):
         """Decorator: ``@numba_funcify.register(MyOp)`` or ``register(MyOp, version=2)``.
@@ -100,6 +111,8 @@ class NumbaDispatcher:
             raise TypeError(f"register expects an Op class, got {op_class!r}")
 
         def decorator(factory):
+            if not (getattr(factory, "__module__", None) or "").startswith("lucent."):
+                self.foreign_registrations += 1
             self._registry[op_class] = (factory, 0 if version is None else version)
             if version is None:
                 self._explicit_version.discard(op_class)
@@ -166,63 +179,6 @@ def numba_njit(fn=None, **kwargs):
     if fn is None:
         return lambda f: numba.njit(**options)(f)
     return numba.njit(**options)(fn)
-
-
-class CacheDirectoryWarning(UserWarning):
-    """The cache directory cannot be used; compiled code is kept for this process only."""
-
-
-# base_compiledir -> the directory kernels and graph modules are written to.
-_usable_dirs: dict = {}
-
-
-def _kernel_dir():
-    """Where generated kernel and graph modules (and Numba's cache of them) live.
-
-    ``config.base_compiledir`` when it can be used. When it cannot (it is a
-    file, it is read-only, it cannot be created), that is said once, and a
-    private temporary directory removed at exit takes its place: kernels are
-    then compiled once per process instead of falling back to object mode.
-    """
-    base = config.base_compiledir
-    path = _usable_dirs.get(base)
-    if path is None or not os.path.isdir(path):
-        path = _usable_dirs[base] = _usable_kernel_dir(base)
-    return path
-
-
-def _usable_kernel_dir(base):
-    path = os.path.join(base, "numba", f"codegen{CODEGEN_VERSION}")
-    try:
-        os.makedirs(path, exist_ok=True)
-        probe = os.path.join(path, f".write-probe-{os.getpid()}")
-        with open(probe, "w") as f:
-            f.write("ok")
-        os.unlink(probe)
-        if not os.access(path, os.W_OK):
-            raise PermissionError(f"[Errno 13] Permission denied: {path!r}")
-        return path
-    except OSError as e:
-        import atexit
-        import shutil
-        import tempfile
-
-        private = tempfile.mkdtemp(prefix="lucent-cache-")
-        atexit.register(shutil.rmtree, private, True)
-        why = "is not a directory" if isinstance(e, (NotADirectoryError, FileExistsError)) else (
-            "is read-only" if isinstance(e, PermissionError) else "cannot be used"
-        )
-        warnings.warn(
-            f"lucent's cache directory {base!r} {why} ({type(e).__name__}: {e}); compiled "
-            f"code is cached for this process only, in {private}. Set "
-            "config.base_compiledir (LUCENT_FLAGS=base_compiledir=...) to a writable directory "
-            "to keep it across processes.",
-            CacheDirectoryWarning,
-            stacklevel=2,
-        )
-        private_path = os.path.join(private, "numba", f"codegen{CODEGEN_VERSION}")
-        os.makedirs(private_path, exist_ok=True)
-        return private_path
 
 
 def kernel_from_source(source: str, name: str, imports: str = "", cache=None, inline=None, **njit_options):

@@ -27,13 +27,11 @@ allocation) was a large part of a small step's time.
 
 from __future__ import annotations
 
-import ctypes
-import glob
-import os
-
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
+
+from lucent.link.numba.blas_symbols import blas_address
 
 #: Written into every kernel calling ``cblas_gemm``: bump it when the call's
 #: code generation changes, so no kernel cached with the old one is loaded.
@@ -42,22 +40,8 @@ CBLAS_VERSION = 2
 #: CBLAS enumerations (cblas.h).
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 
-#: The BLAS precision letter of each dtype a CBLAS routine exists for.
-_LETTER = {"float64": "d", "float32": "s"}
+#: ``(routine, dtype) -> (llvm_name, exported_name, int_bits)`` or ``None``, once resolved.
 _resolved: dict = {}
-
-
-def _candidates(routine, dtype):
-    """Exported names tried for ``routine`` (``gemm``, ``gemv``), in order, with their integer width."""
-    name = _LETTER[dtype] + routine
-    return ((f"scipy_cblas_{name}64_", 64), (f"cblas_{name}64_", 64), (f"cblas_{name}", 32))
-
-
-def _libraries():
-    import numpy
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(numpy.__file__)))
-    return sorted(glob.glob(os.path.join(root, "numpy.libs", "*openblas*")))
 
 
 def blas_symbol(routine, dtype):
@@ -70,25 +54,13 @@ def blas_symbol(routine, dtype):
     dtype = str(dtype)
     if (routine, dtype) in _resolved:
         return _resolved[routine, dtype]
-    found = None
-    if dtype in _LETTER:
-        for path in _libraries():
-            try:
-                lib = ctypes.CDLL(path)
-            except OSError:
-                continue
-            for name, bits in _candidates(routine, dtype):
-                fn = getattr(lib, name, None)
-                if fn is None:
-                    continue
-                import llvmlite.binding as llvm
+    found = blas_address(routine, dtype)
+    if found is not None:
+        import llvmlite.binding as llvm
 
-                llvm_name = f"lucent_cblas_{_LETTER[dtype]}{routine}{bits}"
-                llvm.add_symbol(llvm_name, ctypes.cast(fn, ctypes.c_void_p).value)
-                found = (llvm_name, name, bits)
-                break
-            if found:
-                break
+        llvm_name, address, name, bits = found
+        llvm.add_symbol(llvm_name, address)
+        found = (llvm_name, name, bits)
     _resolved[routine, dtype] = found
     return found
 

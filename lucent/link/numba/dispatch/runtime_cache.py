@@ -20,6 +20,8 @@ import hashlib
 import os
 import struct
 
+from lucent.link.numba.cache_dir import kernel_dir, write_atomically
+
 #: File layout version; bumped when the entry format changes.
 FORMAT = b"lucent-nrt-1\n"
 
@@ -36,9 +38,7 @@ def _entry_key(ir_text: str, codegen) -> str:
 
 
 def _entry_path(key: str) -> str:
-    from lucent.link.numba.dispatch.basic import _kernel_dir
-
-    return os.path.join(_kernel_dir(), f"nrt-{key[:24]}.bin")
+    return os.path.join(kernel_dir(), f"nrt-{key[:24]}.bin")
 
 
 def _seal(key: str, object_code: bytes, bitcode: bytes) -> bytes:
@@ -59,19 +59,6 @@ def _unseal(key: str, blob: bytes):
     if 16 + n_object + n_bitcode != len(body):
         return None
     return body[16 : 16 + n_object], body[16 + n_object :]
-
-
-def _write(path: str, data: bytes) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError:  # a cache that cannot be written only costs the next process a compile
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
 
 
 def compile_nrt_functions(ctx):
@@ -97,7 +84,7 @@ def compile_nrt_functions(ctx):
     library.add_ir_module(ir_mod)
     library.finalize()
     _, _, (object_code, bitcode) = library.serialize_using_object_code()
-    _write(path, _seal(key, object_code, bitcode))
+    write_atomically(path, _seal(key, object_code, bitcode))
     last_outcome = "compiled"
     return library
 
