@@ -418,8 +418,9 @@ def _digest(array):
 def _save(program, fgraph, order, extra_vars, dispatcher, signature):
     key = bundle_key(fgraph, order)
     layout = _layout_of(program, order, extra_vars)
-    # A variant of this graph compiled later in this process reuses the dispatcher.
-    _in_process[key] = (layout, dispatcher, False)
+    # A variant of this graph compiled later in this process reuses the
+    # dispatcher (unless it already has the native code of this graph).
+    _in_process.setdefault(key, (layout, dispatcher, False))
     path = _bundle_path(key)
     try:
         with open(path, "rb") as f:
