@@ -364,16 +364,23 @@ class CacheEntryMismatch(ValueError):
     """A cache entry's data is not the data saved under its name (swapped or altered)."""
 
 
+#: The first bytes of a checksummed cache data file (then 64 hex digits and a newline).
+_CHECKSUM_HEAD = b"lucent-sha256:"
+
+
 def _checksum_entries(cache_file):
     """Tie each data file of a Numba cache entry to its name with a checksum.
 
     Numba's index maps a signature to a data file by number, and loads
     whatever that file holds. A data file copied over from another entry
     (another graph's machine code, maybe with other argument types) would
-    then run silently. Each saved data file gets a ``.sum`` beside it: the
-    sha256 of the index's name, the data file's name and its bytes. Loading
-    checks it first; a mismatch raises ``CacheEntryMismatch``, which the
-    hardened loader treats as a corrupt entry (dropped and recompiled).
+    then run silently. Each saved data file starts with a checksum: the
+    sha256 of the index's name, the data file's name and the bytes that
+    follow. Checksum and data are one file, written by one rename, so two
+    processes saving the same entry at once can never leave one's checksum
+    beside the other's data. Loading checks it first; a mismatch raises
+    ``CacheEntryMismatch``, which the hardened loader treats as a corrupt
+    entry (dropped and recompiled).
     """
     import pickle
 
@@ -384,27 +391,21 @@ def _checksum_entries(cache_file):
         h.update(name.encode())
         h.update(b"\0")
         h.update(blob)
-        return h.hexdigest()
+        return h.hexdigest().encode()
 
     def save_data(name, data):
         blob = cache_file._dump(data)
-        path = cache_file._data_path(name)
-        with cache_file._open_for_write(path) as f:
-            f.write(blob)
-        with cache_file._open_for_write(path + ".sum") as f:
-            f.write(tag(name, blob).encode())
+        with cache_file._open_for_write(cache_file._data_path(name)) as f:
+            f.write(_CHECKSUM_HEAD + tag(name, blob) + b"\n" + blob)
 
     def load_data(name):
         path = cache_file._data_path(name)
         with open(path, "rb") as f:
-            blob = f.read()
-        try:
-            with open(path + ".sum", "rb") as f:
-                expected = f.read().decode("ascii", "replace").strip()
-        except FileNotFoundError:
-            expected = None
-        if expected != tag(name, blob):
-            if expected is not None:
+            content = f.read()
+        head = len(_CHECKSUM_HEAD)
+        expected, blob = content[head : head + 64], content[head + 65 :]
+        if not content.startswith(_CHECKSUM_HEAD) or expected != tag(name, blob):
+            if content.startswith(_CHECKSUM_HEAD):
                 warnings.warn(
                     f"lucent's cache entry {path} does not hold the code saved under its name "
                     "(it was swapped or altered); it is dropped and compiled again",
