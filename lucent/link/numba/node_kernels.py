@@ -46,7 +46,9 @@ class NodeKernel:
         self.reason = None
         self._kernel = None
         self._passed = ()
-        self._converters = [_converter(out.type) for out in node.outputs]
+        from lucent.link.numba.linker import result_converter
+
+        self._converters = [result_converter(out.type) for out in node.outputs]
         key = _signature(node)
         entry = _memo.get(key) if key is not None else None
         if entry is None:
@@ -229,19 +231,6 @@ def _signature(node):
     except TypeError:
         return None
     return key
-
-
-def _converter(type_):
-    """How a kernel's result for ``type_`` becomes the Python path's value (or ``None``)."""
-    from lucent.link.numba.linker import _scalar_converter, _zero_d_converter
-    from lucent.scalar.basic import ScalarType
-    from lucent.tensor.type import TensorType
-
-    if isinstance(type_, ScalarType):
-        return _scalar_converter(type_.dtype)
-    if isinstance(type_, TensorType) and type_.ndim == 0:
-        return _zero_d_converter(type_.dtype)
-    return None
 
 
 __all__ = ["NodeKernel"]
