@@ -113,3 +113,37 @@ def test_empty_output_refuses_a_negative_length():
     with pytest.raises(ValueError, match="negative dimensions"):
         njit(lambda n: empty_output((n, 2), np.float64))(-1)
 
+
+
+def _copy_cases():
+    base = np.arange(60.0).reshape(3, 4, 5)
+    unaligned = np.frombuffer(np.zeros(8 * 6 + 1, np.uint8).tobytes()[1:], dtype=np.float64).reshape(2, 3)
+    return {
+        "strided": base[:, ::2, 1:],
+        "fortran": np.asfortranarray(base),
+        "reversed": base[::-1, :, ::-1],
+        "transposed": base.T,
+        "0-d": np.array(2.5),
+        "empty": base[:, :0],
+        "int": np.arange(12, dtype=np.int16).reshape(3, 4)[:, ::3],
+        "complex": (np.arange(6) + 1j).reshape(2, 3).T,
+        "bool": (np.arange(6) % 2 == 0).reshape(3, 2)[::2],
+        "nan": np.array([[np.nan, 1.0], [np.inf, -0.0]])[:, ::-1],
+        "unaligned": unaligned,
+        "read-only": np.broadcast_to(np.arange(3.0), (2, 3)),
+    }
+
+
+@pytest.mark.parametrize("name", list(_copy_cases()))
+def test_c_order_copy_is_a_new_c_array_with_the_values(name):
+    from lucent.link.numba.dispatch.memory import c_order_copy
+
+    @njit
+    def copy(x):
+        return c_order_copy(x)
+
+    x = _copy_cases()[name]
+    out = copy(x)
+    assert out.flags.c_contiguous and out.flags.writeable and out.dtype == x.dtype and out.shape == x.shape
+    assert x.size == 0 or not np.shares_memory(out, x)
+    np.testing.assert_array_equal(out, x)

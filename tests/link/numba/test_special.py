@@ -45,3 +45,31 @@ def test_other_dtypes(dtype):
     got, expected = k(a), perform(node, [a])
     assert got.dtype == expected.dtype
     np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("make", [
+    lambda a: a,
+    lambda a: a[:, ::2, 1:],
+    lambda a: np.asfortranarray(a),
+    lambda a: a[::-1],
+], ids=["c", "strided", "fortran", "reversed"])
+def test_last_axis_row_is_the_row_view(make):
+    from numba import njit
+
+    from lucent.link.numba.dispatch.special import last_axis_row
+
+    @njit
+    def rows(x):
+        total = 0.0
+        for i in range(x.shape[0]):
+            for j in range(x.shape[1]):
+                r = last_axis_row(x, (i, j))
+                for k in range(r.shape[0]):
+                    total += r[k] * (k + 1)
+        return total, last_axis_row(x, (x.shape[0] - 1, x.shape[1] - 1))
+
+    x = make(np.arange(60.0).reshape(3, 4, 5))
+    total, last = rows(x)
+    assert total == pytest.approx(float((x * np.arange(1, x.shape[2] + 1)).sum()))
+    np.testing.assert_array_equal(last, x[-1, -1, :])
+    assert np.shares_memory(last, x)

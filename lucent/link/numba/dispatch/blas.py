@@ -106,7 +106,8 @@ def _cblas(dtype, routine="gemm"):
         f"# cblas v{CBLAS_VERSION}: {found[1]} as {found[0]}, int{found[2]}\n"
         f"from lucent.link.numba.dispatch.cblas import cblas_{routine}, blas_matrix, blas_rows\n"
         "from lucent.link.numba.dispatch.overlap import overlaps\n"
-        "from lucent.link.numba.dispatch.borrowed import borrowed"
+        "from lucent.link.numba.dispatch.borrowed import borrowed\n"
+        "from lucent.link.numba.dispatch.memory import c_order_copy"
     )
 
 
@@ -405,7 +406,7 @@ def _vector_lines(name, item, out):
         f"    {out} = borrowed({name})",
         f"    {out}_inc = {step} // {item} if {name}.shape[0] > 1 else 1",
         "else:",
-        f"    {out} = {name}.copy()",
+        f"    {out} = c_order_copy({name})",
         f"    {out}_inc = 1",
     ]
 

@@ -270,7 +270,7 @@ def operand_lines(name, rows, cols, item, out):
         f"{out}_t, {out}_ld = blas_matrix({name})",
         f"{out} = borrowed({name})",
         f"if {out}_t == 0:",
-        f"    {out} = {name}.copy()",
+        f"    {out} = c_order_copy({name})",
         f"    {out}_t = {NO_TRANS}",
         f"    {out}_ld = {cols} if {cols} > 1 else 1",
     ]

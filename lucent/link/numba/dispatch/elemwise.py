@@ -34,17 +34,19 @@ from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 
 from lucent.link.numba.dispatch.basic import kernel_from_source, numba_funcify
+from lucent.link.numba.dispatch.kernel_prologue import broadcast_shape_lines
 from lucent.link.numba.dispatch.scalar import VECMATH_IMPORT, scalar_program
 from lucent.link.numba.dispatch.threads import PARALLEL_MIN, chunk_bounds, kernel_threads, parallel_decorator
 from lucent.tensor.elemwise import DimShuffle, Elemwise
 
-ELEMWISE_VERSION = 6
+ELEMWISE_VERSION = 7
 BLOCK = 512
 
 HELPER_IMPORT = (
     VECMATH_IMPORT
     + f"\n# elemwise helpers v{ELEMWISE_VERSION}\n"
-    + "from lucent.link.numba.dispatch.elemwise import is_c_layout, flat_view, borrowed_flat_view, inplace_target, length_mismatch\n"
+    + "from lucent.link.numba.dispatch.elemwise import is_c_layout, flat_view, borrowed_flat_view\n"
+    + "from lucent.link.numba.dispatch.kernel_prologue import broadcast_shape, inplace_output\n"
 )
 
 #: Kernel options: NumPy's error model (float division by zero gives inf,
@@ -197,94 +199,11 @@ def borrowed_flat_view(typingctx, x):
     return flat(x), _checked_flat_codegen(x, owned=False)
 
 
-def _fresh(target, shape):
-    return np.empty(shape, target.dtype)
-
-
-@intrinsic
-def inplace_target(typingctx, target, shape):
-    """``target`` itself, or a new array when its type is read-only."""
-    if not isinstance(target, types.Array):
-        return None
-    if target.mutable:
-        return target(target, shape), _borrowed
-    fresh = types.Array(target.dtype, target.ndim, "C")
-
-    def codegen(context, builder, sig, args):
-        return context.compile_internal(builder, _fresh, sig, args)
-
-    return fresh(target, shape), codegen
-
-
-@intrinsic
-def length_mismatch(typingctx, n, lengths):
-    """0 when every length is ``n``; else 2 if the first that differs (or ``n``) is 1, else 1."""
-    if not (isinstance(n, types.Integer) and isinstance(lengths, types.BaseTuple)):
-        return None
-    if not all(isinstance(m, types.Integer) for m in lengths):
-        return None
-
-    def codegen(context, builder, sig, args):
-        intp = context.get_value_type(types.intp)
-        n_value = context.cast(builder, args[0], sig.args[0], types.intp)
-        ms = [
-            context.cast(builder, m, ty, types.intp)
-            for m, ty in zip(cgutils.unpack_tuple(builder, args[1], len(sig.args[1])), sig.args[1])
-        ]
-        one = ir.Constant(intp, 1)
-        n_is_one = builder.icmp_signed("==", n_value, one)
-        result = ir.Constant(intp, 0)
-        for m in reversed(ms):  # the first mismatch decides: fold from the last
-            code = builder.select(builder.or_(n_is_one, builder.icmp_signed("==", m, one)), ir.Constant(intp, 2), one)
-            result = builder.select(builder.icmp_signed("!=", m, n_value), code, result)
-        return result
-
-    return types.intp(n, lengths), codegen
-
-
 # ---------------------------------------------------------------------------
 # Code generation
 # ---------------------------------------------------------------------------
 def _indent(lines, n):
     return ["    " * n + line for line in lines]
-
-
-def broadcast_shape_lines(in_static, nd, who="Elemwise"):
-    """Statements setting ``n0, n1, ...`` and ``shape`` from inputs ``i0, i1, ...``.
-
-    A dimension's length comes from the inputs that do not have static
-    length 1 there; they must agree, and the static-1 inputs must have
-    length 1 (runtime broadcasting of other lengths is refused, as in
-    ``perform``).
-    """
-    lines = []
-    for d in range(nd):
-        full = [j for j in range(len(in_static)) if in_static[j][d] != 1]
-        ones = [j for j in range(len(in_static)) if in_static[j][d] == 1]
-        if full:
-            lines.append(f"n{d} = i{full[0]}.shape[{d}]")
-            if len(full) > 1:
-                # The first mismatch decides the message, raised once per
-                # dimension: a raise per input would make Numba release
-                # every live array on every raise path (quadratic code).
-                lengths = "".join(f"i{j}.shape[{d}], " for j in full[1:])
-                lines.append(f"bad{d} = length_mismatch(n{d}, ({lengths}))")
-                lines.append(f"if bad{d} == 2:")
-                lines.append(
-                    f"    raise ValueError('{who}: input shapes are not compatible in dimension {d}: "
-                    "an input has length 1 there at run time but its type does not say so. Runtime "
-                    "broadcasting is not allowed: give the variable a static shape with 1 there "
-                    "(e.g. lt.tensor(shape=(1, None)) or specify_shape)')"
-                )
-                lines.append(f"if bad{d} == 1:")
-                lines.append(f"    raise ValueError('{who}: input shapes are not compatible in dimension {d}')")
-        else:
-            lines.append(f"n{d} = 1")
-        for j in ones:
-            lines.append(f"if i{j}.shape[{d}] != 1:")
-            lines.append(f"    raise ValueError('{who}: input {j} has a static length 1 in dimension {d}')")
-    lines.append("shape = (" + "".join(f"n{d}, " for d in range(nd)) + ")")
-    return lines
 
 
 class ElemwiseCodegen:
@@ -350,11 +269,8 @@ class ElemwiseCodegen:
                 lines.append(f"out{o} = dest")
             elif o in self.inplace:
                 j = self.inplace[o]
-                others = [k for k in range(self.nin) if k != j]
-                lines.append(f"out{o} = inplace_target(i{j}, shape)")
-                for k in others:
-                    lines.append(f"if conflicts(out{o}, i{k}):")
-                    lines.append(f"    out{o} = empty_output(shape, np.{dtype})")
+                others = "".join(f"i{k}, " for k in range(self.nin) if k != j)
+                lines.append(f"out{o} = inplace_output(i{j}, shape, ({others}), np.{dtype})")
             else:
                 lines.append(f"out{o} = empty_output(shape, np.{dtype})")
         return lines
@@ -374,7 +290,12 @@ class ElemwiseCodegen:
         """A loop over ``range(start, start + n)`` with the fast/safe block scheme."""
         if not self.checks:
             return [f"for {loop} in range({start}, {start} + {n}):"] + _indent(self._body(reads, stores, True), 1)
-        lines = [f"for blk in range(0, {n}, {BLOCK}):", f"    stop = min(blk + {BLOCK}, {n})", "    bad = False"]
+        # a conditional, not ``min``: Numba compiles its ``min`` overload once per process
+        lines = [
+            f"for blk in range(0, {n}, {BLOCK}):",
+            f"    stop = blk + {BLOCK} if blk + {BLOCK} < {n} else {n}",
+            "    bad = False",
+        ]
         targets = buffered_stores if buffered_stores else stores
         lines += [f"    for {loop} in range({start} + blk, {start} + stop):"]
         lines += _indent(self._body(reads, targets, True, flag="bad"), 2)
@@ -479,8 +400,12 @@ class ElemwiseCodegen:
         body.append("size = " + (" * ".join(f"n{d}" for d in range(self.nd)) or "1"))
         if self._flat_ok():
             conds = [f"is_c_layout(i{j})" for j in range(self.nin) if self._kind(j) == "full"]
-            conds += [f"is_c_layout(out{o})" for o in range(len(self.out_dtypes))]
-            body.append(f"if {' and '.join(conds)}:")
+            # A new output is C; an in-place one is its target's type (one of the
+            # inputs tested) or a new C array. Only a destination is tested, so
+            # that every test is on an argument and resolved before typing.
+            if self.into is not None:
+                conds.append("is_c_layout(dest)")
+            body.append(f"if {' and '.join(conds or ['True'])}:")
             body += _indent(self._flat_lines(), 1)
             body.append("else:")
             # Only strided or non-C-typed arrays come here: a plain libm loop.
@@ -506,7 +431,7 @@ def numba_funcify_Elemwise(op, node, into=None, **kwargs):
         raise ValueError(f"{op}: output {into} is computed in place, not into a destination")
     codegen = ElemwiseCodegen(op, node, threads=kernel_threads(), into=into)
     source = codegen.source()
-    imports = HELPER_IMPORT + "from lucent.link.numba.dispatch.overlap import conflicts\n" + codegen.prog.imports()
+    imports = HELPER_IMPORT + codegen.prog.imports()
     if codegen.threads > 1:
         imports += "import numba\n"
     return kernel_from_source(source, "elemwise_kernel", imports, **KERNEL_OPTIONS)

@@ -88,14 +88,17 @@ def _output_type(shape, dtype):
     return types.Array(nb_dtype, ndim, "C")
 
 
-def _allocate(context, builder, signature, args):
-    """Emit the allocation of ``signature.return_type`` for the shape ``args[0]``, with the advice."""
+def allocate_array(context, builder, array_type, shape_type, shape):
+    """Emit the allocation of a new ``array_type`` of ``shape`` (of type ``shape_type``), with the advice."""
     from numba.np.arrayobj import _empty_nd_impl, _parse_shape
 
-    shapes = _parse_shape(context, builder, signature.args[0], args[0])
-    array = _empty_nd_impl(context, builder, signature.return_type, shapes)
+    array = _empty_nd_impl(context, builder, array_type, _parse_shape(context, builder, shape_type, shape))
     _emit_huge_page_advice(context, builder, array)
     return array
+
+
+def _allocate(context, builder, signature, args):
+    return allocate_array(context, builder, signature.return_type, signature.args[0], args[0])
 
 
 @intrinsic
@@ -131,6 +134,43 @@ def full_output(typingctx, shape, value, dtype):
         return array._getvalue()
 
     return result(shape, value, dtype), codegen
+
+
+@intrinsic
+def c_order_copy(typingctx, x):
+    """A new C-contiguous array holding ``x``'s values: ``x.copy()``, lowered inline.
+
+    Numba's ``copy`` of an array that is not typed C is a function of its
+    own, compiled once per array type in every new process; a BLAS kernel
+    copies the rare operand with strides BLAS cannot read, and paid that
+    compile (about 30 ms) whether or not a copy ever happened.
+    """
+    if not isinstance(x, types.Array):
+        return None
+    result = types.Array(x.dtype, x.ndim, "C")
+
+    def codegen(context, builder, signature, args):
+        from numba.np.arrayobj import _empty_nd_impl, load_item, store_item
+
+        source_type = signature.args[0]
+        source = context.make_array(source_type)(context, builder, args[0])
+        intp = context.get_value_type(types.intp)
+        shape = cgutils.unpack_tuple(builder, source.shape, x.ndim)
+        copy = _empty_nd_impl(context, builder, result, shape)
+        _emit_huge_page_advice(context, builder, copy)
+        source_strides = cgutils.unpack_tuple(builder, source.strides, x.ndim)
+        copy_strides = cgutils.unpack_tuple(builder, copy.strides, x.ndim)
+        with cgutils.loop_nest(builder, shape, intp) as index:
+            src = cgutils.get_item_pointer2(
+                context, builder, source.data, shape, source_strides, source_type.layout, index, wraparound=False
+            )
+            dst = cgutils.get_item_pointer2(
+                context, builder, copy.data, shape, copy_strides, "C", index, wraparound=False
+            )
+            store_item(context, builder, result, load_item(context, builder, source_type, src), dst)
+        return copy._getvalue()
+
+    return result(x), codegen
 
 
 #: glibc's ``mallopt`` parameters and the values ``keep_freed_heap`` gives them: the
@@ -178,7 +218,7 @@ def keep_freed_heap():
 keep_freed_heap()
 
 
-__all__ = ["empty_output", "full_output", "advise_large", "keep_freed_heap", "HUGE_PAGE_THRESHOLD"]
+__all__ = ["empty_output", "full_output", "c_order_copy", "advise_large", "keep_freed_heap", "HUGE_PAGE_THRESHOLD"]
 
 
 

@@ -40,32 +40,37 @@ def _intersect(context, builder, x, x_ndim, y, y_ndim):
     return builder.and_(overlap, builder.not_(builder.or_(xempty, yempty)))
 
 
+def same_view_conflict(context, builder, t, target, o, other):
+    """Emit: does the array ``o`` (type ``other``) overlap ``t`` (type ``target``) without being the same view?
+
+    Writing ``t`` in place while reading ``o`` is then unsafe (Numba, unlike
+    NumPy, does not buffer overlapping operands). The same view (same
+    start, same strides where ``o`` is not broadcast) is safe: every
+    element is read before it is written.
+    """
+    same = cgutils.false_bit
+    if target.ndim == other.ndim:
+        same = builder.icmp_unsigned("==", builder.ptrtoint(t.data, cgutils.intp_t), builder.ptrtoint(o.data, cgutils.intp_t))
+        one = context.get_constant(types.intp, 1)
+        o_shapes = cgutils.unpack_tuple(builder, o.shape, other.ndim)
+        o_strides = cgutils.unpack_tuple(builder, o.strides, other.ndim)
+        t_strides = cgutils.unpack_tuple(builder, t.strides, target.ndim)
+        for extent, ostride, tstride in zip(o_shapes, o_strides, t_strides):
+            fits = builder.or_(builder.icmp_signed("==", extent, one), builder.icmp_signed("==", ostride, tstride))
+            same = builder.and_(same, fits)
+    return builder.and_(_intersect(context, builder, t, target.ndim, o, other.ndim), builder.not_(same))
+
+
 @intrinsic
 def conflicts(typingctx, target, other):
-    """True when ``other``'s memory overlaps ``target``'s but is not the same view of it.
-
-    Writing ``target`` in place while reading ``other`` is then unsafe
-    (Numba, unlike NumPy, does not buffer overlapping operands). The same
-    view (same start, same strides where ``other`` is not broadcast) is
-    safe: every element is read before it is written.
-    """
+    """True when ``other``'s memory overlaps ``target``'s but is not the same view of it (``same_view_conflict``)."""
     if not (isinstance(target, types.Array) and isinstance(other, types.Array)):
         return None
 
     def codegen(context, builder, sig, args):
         t = context.make_array(sig.args[0])(context, builder, args[0])
         o = context.make_array(sig.args[1])(context, builder, args[1])
-        same = cgutils.false_bit
-        if target.ndim == other.ndim:
-            same = builder.icmp_unsigned("==", builder.ptrtoint(t.data, cgutils.intp_t), builder.ptrtoint(o.data, cgutils.intp_t))
-            one = context.get_constant(types.intp, 1)
-            o_shapes = cgutils.unpack_tuple(builder, o.shape, other.ndim)
-            o_strides = cgutils.unpack_tuple(builder, o.strides, other.ndim)
-            t_strides = cgutils.unpack_tuple(builder, t.strides, target.ndim)
-            for extent, ostride, tstride in zip(o_shapes, o_strides, t_strides):
-                fits = builder.or_(builder.icmp_signed("==", extent, one), builder.icmp_signed("==", ostride, tstride))
-                same = builder.and_(same, fits)
-        return builder.and_(_intersect(context, builder, t, target.ndim, o, other.ndim), builder.not_(same))
+        return same_view_conflict(context, builder, t, target, o, other)
 
     return types.boolean(target, other), codegen
 
@@ -98,4 +103,4 @@ def same_memory(typingctx, a, b):
     return types.boolean(a, b), codegen
 
 
-__all__ = ["conflicts", "overlaps", "same_memory"]
+__all__ = ["conflicts", "overlaps", "same_memory", "same_view_conflict"]

@@ -32,6 +32,8 @@ from numba import _dynfunc
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
+from lucent.link.numba.dispatch.layout_pruning import KernelCompiler
+
 
 def _has_python_entry(cres) -> bool:
     """Whether ``cres`` came with its CPython wrapper (compiled with one, or loaded with one)."""
@@ -134,11 +136,17 @@ class KernelDispatcher(CPUDispatcher):
 
 
 def kernel_dispatcher(py_func, options):
-    """A ``KernelDispatcher`` of ``py_func`` with the ``numba.njit`` ``options`` (``cache`` included)."""
+    """A ``KernelDispatcher`` of ``py_func`` with the ``numba.njit`` ``options`` (``cache`` included).
+
+    Compiled by ``KernelCompiler``: a branch on the layout of an argument
+    is resolved before typing (``layout_pruning``).
+    """
     targetoptions = {k: v for k, v in options.items() if k != "cache"}
     targetoptions["nopython"] = True
     targetoptions["no_cpython_wrapper"] = True
-    dispatcher = KernelDispatcher(py_func=py_func, locals={}, targetoptions=targetoptions)
+    dispatcher = KernelDispatcher(
+        py_func=py_func, locals={}, targetoptions=targetoptions, pipeline_class=KernelCompiler
+    )
     if options.get("cache"):
         dispatcher.enable_caching()
     return dispatcher

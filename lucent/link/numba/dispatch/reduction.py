@@ -37,8 +37,8 @@ from lucent.link.numba.dispatch.elemwise import (
     HELPER_IMPORT,
     KERNEL_OPTIONS,
     _indent,
-    broadcast_shape_lines,
 )
+from lucent.link.numba.dispatch.kernel_prologue import broadcast_shape_lines
 from lucent.link.numba.dispatch.scalar import COMPLEX_IMPORT, cast, literal, scalar_program
 from lucent.link.numba.dispatch.threads import PARALLEL_MIN, chunk_bounds, kernel_threads, parallel_decorator
 from lucent.scalar import basic as ps
@@ -233,7 +233,7 @@ class ReduceCodegen:
             "    base = r * cols",
             f"    acc = {ident}",
             f"    for blk in range({c0}, {c1}, {BLOCK}):",
-            f"        stop = min(blk + {BLOCK}, {c1})",
+            f"        stop = blk + {BLOCK} if blk + {BLOCK} < {c1} else {c1}",  # not ``min``: see elemwise
         ]
         body += _indent(fill + lanes + fold, 2)
         body += [f"    {target} = {cast('acc', self.acc, self.out_dtype) if cast_out else 'acc'}"]
