@@ -283,7 +283,11 @@ class ElemwiseCodegen:
         if fast and flag:
             lines.append(f"{flag} |= not ({' and '.join(prog.checks())})")
         for o, (target, value) in enumerate(zip(stores, prog.outputs)):
-            lines.append(f"{target} = np.{self.out_dtypes[o]}({value})" if self.out_dtypes[o] != "bool" else f"{target} = {value}")
+            dtype = self.out_dtypes[o]
+            if dtype == "bool" or (dtype == "float64" and prog.output_dtypes[o] == dtype):
+                lines.append(f"{target} = {value}")  # the value has the array's dtype already
+            else:
+                lines.append(f"{target} = np.{dtype}({value})")
         return lines
 
     def _blocked(self, loop, reads, stores, buffered_stores, copy_back, n, start):

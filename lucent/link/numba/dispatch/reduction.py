@@ -74,6 +74,9 @@ def _combine(kind, a, b, dtype):
     if kind in ("add", "mul"):
         if dtype == "bool":
             return f"({a} {'|' if kind == 'add' else '&'} {b})"
+        if dtype in ("float64", "float32", "complex128", "complex64"):
+            # both operands are of the accumulator's dtype, and so is Numba's result
+            return f"({a} {'+' if kind == 'add' else '*'} {b})"
         return f"np.{dtype}({a} {'+' if kind == 'add' else '*'} {b})"
     if kind in ("and", "or", "xor"):
         op = {"and": "&", "or": "|", "xor": "^"}[kind]

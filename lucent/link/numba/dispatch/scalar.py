@@ -109,7 +109,8 @@ def literal(value, dtype):
     if dtype.startswith("float"):
         f = float(value)
         text = "math.nan" if math.isnan(f) else ("math.inf" if f == math.inf else "-math.inf" if f == -math.inf else repr(f))
-        return f"np.{dtype}({text})"
+        # a Python float is a float64 to Numba: no call to type and lower
+        return text if dtype == "float64" else f"np.{dtype}({text})"
     return f"np.{dtype}({int(value)})"
 
 
@@ -327,12 +328,32 @@ def _op_lines(op, args, results, fast):
     return [f"{name} = {cast(expr, _expr_dtype(op, args, odt), odt)}"]
 
 
+#: Ops whose template, on operands converted to float64, is float64 arithmetic.
+_CLOSED_ON_FLOAT64 = (
+    ps.Add, ps.Sub, ps.Mul, ps.Neg, ps.TrueDiv, ps.Identity, ps.Second, ps.Switch,
+    ps.Maximum, ps.Minimum, ps.Clip, sm.Sqr, sm.Abs,
+)
+
+
 def _expr_dtype(op, args, odt):
-    """The dtype of the text ``_expression`` returns (before the final cast)."""
+    """The dtype of the text ``_expression`` returns (before the final cast), or ``"?"``.
+
+    Known where Numba's typing of the template is certain: a cast, a
+    comparison, a float function (computed in float64), and float64
+    arithmetic on operands converted to float64. Each cast left out is a
+    call less for Numba to type and lower in every kernel using the op.
+    """
     if isinstance(op, ps.Cast):
         return odt
     if isinstance(op, ps.LogicalComparison):
         return "bool"
+    kind = type(op)
+    if _complex(odt) or any(_complex(d) for _, d in args):
+        return "?"
+    if kind in _LIBM or kind in _VECTOR:
+        return "float64"
+    if odt == "float64" and kind in _CLOSED_ON_FLOAT64:
+        return "float64"
     return "?"  # unknown: always cast to the output dtype
 
 
