@@ -474,21 +474,35 @@ def _failing_kernels(order, kernels):
     return failing
 
 
+def _only_read(node, passed):
+    """Argument positions of ``node``'s kernel holding inputs no output destroys or views."""
+    touched = set()
+    for mapping in (getattr(node.op, "destroy_map", None) or {}, getattr(node.op, "view_map", None) or {}):
+        for inputs in mapping.values():
+            touched.update(inputs)
+    return [k for k, position in enumerate(passed) if position not in touched]
+
+
 def _call_site_kernels(order, kernels, namespace, extra=None):
-    """``{"k3": (kernel, arity, label)}`` for the kernels the graph function calls by name.
+    """``{"k3": (kernel, arity, label, read_positions)}`` for the kernels the graph function calls by name.
 
     ``extra``: ``{node: number of arguments passed after its inputs}``.
+    ``read_positions``: the arguments the kernel only reads, for every node
+    it serves: inputs that no output destroys or is a view of
+    (``KernelCallSite`` may type their 0-d values read-only).
     """
     by_id = {}
     extra = extra or {}
     for n, node in enumerate(order):
         kernel, passed, _ = kernels[node]
-        by_id.setdefault(id(kernel), (len(passed) + extra.get(node, 0), f"node {n} ({node.op})"))
+        read = frozenset(_only_read(node, passed))
+        arity, label, known = by_id.get(id(kernel), (len(passed) + extra.get(node, 0), f"node {n} ({node.op})", None))
+        by_id[id(kernel)] = (arity, label, read if known is None else known & read)
     found = {}
     for name, value in namespace.items():
         if name[:1] == "k" and name[1:].isdigit() and id(value) in by_id:
-            arity, label = by_id[id(value)]
-            found[name] = (value, arity, label)
+            arity, label, read = by_id[id(value)]
+            found[name] = (value, arity, label, tuple(sorted(read)))
     return found
 
 

@@ -34,7 +34,7 @@ import itertools
 import pickle
 
 #: Bumped when the way call sites are generated changes.
-KERNEL_CALLS_VERSION = 2
+KERNEL_CALLS_VERSION = 3
 
 _unique = itertools.count()
 
@@ -60,11 +60,13 @@ class KernelCallSite:
     slot and calls the kernel with Numba's calling convention.
     """
 
-    def __init__(self, kernel, prefix, index, arity, label):
+    def __init__(self, kernel, prefix, index, arity, label, read_positions=()):
         self.kernel = kernel
         self.prefix = prefix
         self.index = index
         self.label = label
+        #: arguments the kernel only reads: their 0-d values are typed read-only
+        self.read_positions = frozenset(read_positions)
         #: ``{slot name: kernel argument types}`` of every specialisation used.
         self.targets = {}
         self.caller = _make_caller(self, arity)
@@ -79,10 +81,16 @@ class KernelCallSite:
         A kernel marked ``any_layout`` (``mark_any_layout``) is resolved for
         arrays of layout ``A`` whatever the layouts passed, so one machine
         code serves them all (the call casts each array: a layout is only a
-        type, the value is the same).
+        type, the value is the same). Likewise a 0-d array the kernel only
+        reads (``read_positions``) is passed typed read-only whether or not
+        it is writable: a shape or a scalar computed in the graph and a
+        constant one then share one specialisation (an ``Alloc`` of a loop's
+        gradient had five, one per mix).
         """
         if getattr(self.kernel, "__lucent_any_layout__", False):
             args = tuple(_any_layout(a) for a in args)
+        if self.read_positions:
+            args = tuple(_read_only_scalar(a) if i in self.read_positions else a for i, a in enumerate(args))
         fnty = typingctx.resolve_value_type(self.kernel)
         sig = typingctx.resolve_function_type(fnty, tuple(args), {})
         if sig is None:  # pragma: no cover - the typing error names the kernel
@@ -116,6 +124,14 @@ def mark_any_layout(kernel):
     """
     kernel.__lucent_any_layout__ = True
     return kernel
+
+
+def _read_only_scalar(typ):
+    from numba.core import types
+
+    if isinstance(typ, types.Array) and typ.ndim == 0 and typ.mutable:
+        return typ.copy(readonly=True)
+    return typ
 
 
 def _any_layout(typ):
@@ -181,15 +197,15 @@ def _codegen(site, target, slot):
 def make_call_sites(namespace, kernels_by_name, prefix):
     """Replace the slot-called kernels of a graph module's ``namespace`` by their callers.
 
-    ``kernels_by_name`` maps ``k3`` to ``(kernel, arity, label)``. Returns
-    the call sites, in the order of their names.
+    ``kernels_by_name`` maps ``k3`` to ``(kernel, arity, label,
+    read_positions)``. Returns the call sites, in the order of their names.
     """
     sites = []
-    for name, (kernel, arity, label) in kernels_by_name.items():
+    for name, (kernel, arity, label, read_positions) in kernels_by_name.items():
         if not uses_slot(kernel):
             continue
         index = int(name[1:])
-        site = KernelCallSite(kernel, prefix, index, arity, label)
+        site = KernelCallSite(kernel, prefix, index, arity, label, read_positions)
         namespace[name] = site.caller
         sites.append(site)
     return sites

@@ -63,6 +63,41 @@ def test_two_functions_share_one_kernel_specialisation():
     assert kernels1 & kernels2, "the shared element-wise kernel was not reused"
 
 
+def test_zero_d_values_a_kernel_only_reads_share_one_specialisation():
+    """A shape computed in the graph (writable) and a constant one (read-only) are passed
+    typed read-only, so the kernel is compiled once for both."""
+    x = lt.dmatrix("x")
+    v = lt.dscalar("v")
+    computed = lt.alloc(v, x.shape[0], 3)
+    constant = lt.alloc(v, lt.as_tensor_variable(np.int64(5)), 3)  # int64, as a computed shape
+    f = lucent.function([x, v], [computed, constant])
+    a, b = f(np.ones((4, 2)), 2.0)
+    np.testing.assert_array_equal(a, np.full((4, 3), 2.0))
+    np.testing.assert_array_equal(b, np.full((5, 3), 2.0))
+    alloc_sites = [s for s in _slot_sites(f) if "Alloc" in s.label]
+    assert alloc_sites
+    targets = {t for s in alloc_sites for t in s.targets.values()}
+    assert len(targets) == 1, targets
+    (target,) = targets
+    assert all(not t.mutable for t in target if getattr(t, "ndim", None) == 0)
+
+
+def test_inputs_a_node_destroys_or_views_are_not_typed_read_only():
+    from lucent.link.numba.codegen import _only_read
+
+    class _Op:
+        destroy_map = {0: [1]}
+        view_map = {1: [3]}
+
+    class _Node:
+        op = _Op()
+
+    # kernel arguments 0..3 hold inputs 0, 1, 2, 3
+    assert _only_read(_Node(), [0, 1, 2, 3]) == [0, 2]
+    # a kernel given inputs 1 and 2 only: its argument 1 holds input 2
+    assert _only_read(_Node(), [1, 2]) == [1]
+
+
 def test_kernel_errors_propagate_through_the_slot_with_their_message():
     x = lt.dmatrix("x")
     y = lt.dmatrix("y")

@@ -176,7 +176,7 @@ def numba_funcify_Blockwise(op, node, n_ignored=0, **kwargs):
         # nothing fills when this kernel is loaded from the disk cache.
         kernel = load_with_kernel_calls(
             f"blockwise{digest}", module_source, namespace,
-            {"k0": (core, len(core_node.inputs), f"the core of {op}")}, name="blockwise_fn",
+            {"k0": (core, len(core_node.inputs), f"the core of {op}", ())}, name="blockwise_fn",
         )
     else:
         kernel, _ = load_graph_function(f"blockwise{digest}", module_source, namespace, False, name="blockwise_fn")

@@ -215,7 +215,7 @@ def numba_funcify_inner_graph(op, node=None, destinations=(), **kwargs):
     digest = hashlib.sha256((source + inner_key + calls).encode()).hexdigest()
     kernel = load_with_kernel_calls(
         f"inner{digest}", source, namespace,
-        {name: (k, arity, f"inner node {label}") for name, (k, arity, label) in
+        {name: (k, arity, f"inner node {label}", read) for name, (k, arity, label, read) in
          _call_site_kernels(order, kernels, namespace, {n: 1 for n in into}).items()},
         name="inner_graph_fn",
     )
@@ -241,7 +241,8 @@ def load_with_kernel_calls(key, source, namespace, called, name):
     called through a slot by the function around it, so its own kernels must
     be too: a kernel linked into it would be emitted again in every inner
     function and, through nested loops, once per level of nesting. ``called``
-    maps the namespace names of kernels (``k3``) to ``(kernel, arity, label)``;
+    maps the namespace names of kernels (``k3``) to ``(kernel, arity, label,
+    read_positions)`` (see ``codegen._call_site_kernels``);
     with ``config.numba__kernel_calls == 'link'`` they are linked as before.
     """
     from lucent.configdefaults import config

@@ -339,7 +339,7 @@ def numba_funcify_Scan(op, node=None, **kwargs):
         # the body is called through a slot: its machine code is not copied into the loop's
         kernel = load_with_kernel_calls(
             f"scan{digest}", source, {"k0": inner, **_helpers()},
-            {"k0": (inner, len(op.fgraph.inputs) + len(filled), f"the body of {op}")}, name="scan_fn",
+            {"k0": (inner, len(op.fgraph.inputs) + len(filled), f"the body of {op}", ())}, name="scan_fn",
         )
     else:
         kernel, _ = load_graph_function(
