@@ -90,9 +90,16 @@ def _output_type(shape, dtype):
 
 def allocate_array(context, builder, array_type, shape_type, shape):
     """Emit the allocation of a new ``array_type`` of ``shape`` (of type ``shape_type``), with the advice."""
-    from numba.np.arrayobj import _empty_nd_impl, _parse_shape
+    from numba.np.arrayobj import _parse_shape
 
-    array = _empty_nd_impl(context, builder, array_type, _parse_shape(context, builder, shape_type, shape))
+    return allocate_extents(context, builder, array_type, _parse_shape(context, builder, shape_type, shape))
+
+
+def allocate_extents(context, builder, array_type, extents):
+    """Emit the allocation of a new ``array_type`` of the lengths ``extents`` (IR values), with the advice."""
+    from numba.np.arrayobj import _empty_nd_impl
+
+    array = _empty_nd_impl(context, builder, array_type, extents)
     _emit_huge_page_advice(context, builder, array)
     return array
 
@@ -150,14 +157,13 @@ def c_order_copy(typingctx, x):
     result = types.Array(x.dtype, x.ndim, "C")
 
     def codegen(context, builder, signature, args):
-        from numba.np.arrayobj import _empty_nd_impl, load_item, store_item
+        from numba.np.arrayobj import load_item, store_item
 
         source_type = signature.args[0]
         source = context.make_array(source_type)(context, builder, args[0])
         intp = context.get_value_type(types.intp)
         shape = cgutils.unpack_tuple(builder, source.shape, x.ndim)
-        copy = _empty_nd_impl(context, builder, result, shape)
-        _emit_huge_page_advice(context, builder, copy)
+        copy = allocate_extents(context, builder, result, shape)
         source_strides = cgutils.unpack_tuple(builder, source.strides, x.ndim)
         copy_strides = cgutils.unpack_tuple(builder, copy.strides, x.ndim)
         with cgutils.loop_nest(builder, shape, intp) as index:
