@@ -34,7 +34,7 @@ import itertools
 import pickle
 
 #: Bumped when the way call sites are generated changes.
-KERNEL_CALLS_VERSION = 3
+KERNEL_CALLS_VERSION = 4
 
 _unique = itertools.count()
 
@@ -87,8 +87,9 @@ class KernelCallSite:
         constant one then share one specialisation (an ``Alloc`` of a loop's
         gradient had five, one per mix).
         """
-        if getattr(self.kernel, "__lucent_any_layout__", False):
-            args = tuple(_any_layout(a) for a in args)
+        any_layout = getattr(self.kernel, "__lucent_any_layout__", None)
+        if any_layout is not None:
+            args = tuple(_any_layout(a) if any_layout is ALL or i in any_layout else a for i, a in enumerate(args))
         if self.read_positions:
             args = tuple(_read_only_scalar(a) if i in self.read_positions else a for i, a in enumerate(args))
         fnty = typingctx.resolve_value_type(self.kernel)
@@ -114,15 +115,22 @@ class KernelCallSite:
         return cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
 
 
-def mark_any_layout(kernel):
+#: ``mark_any_layout``'s default: every array argument
+ALL = "all"
+
+
+def mark_any_layout(kernel, positions=ALL):
     """Say that ``kernel`` reads its arrays' strides at run time and gains nothing from a ``C`` type.
 
     Graph functions then call one specialisation of it for every layout of
     its arguments, compiled once (the products: BLAS takes the strides as
     arguments), instead of one per combination of ``C``/``A`` layouts.
-    Returns ``kernel``.
+    ``positions`` limits this to some arguments: a matrix-vector product
+    hands its matrix to BLAS by pointer and strides, but loops over its
+    vectors, whose ``C`` type lets those loops be vectorised. Returns
+    ``kernel``.
     """
-    kernel.__lucent_any_layout__ = True
+    kernel.__lucent_any_layout__ = ALL if positions is ALL else frozenset(positions)
     return kernel
 
 

@@ -82,6 +82,28 @@ def test_zero_d_values_a_kernel_only_reads_share_one_specialisation():
     assert all(not t.mutable for t in target if getattr(t, "ndim", None) == 0)
 
 
+def test_a_matrix_vector_product_of_a_matrix_and_of_its_transpose_share_one_specialisation():
+    """The matrix goes to BLAS by pointer and strides, so a C matrix and a transposed
+    (strided) one are passed typed ``A``; the vectors keep their ``C`` type."""
+    w = lt.dmatrix("w")
+    v = lt.dvector("v")
+    u = lt.dvector("u")
+    f = lucent.function([w, v, u], [lt.dot(w, v) + u, lt.dot(w.T, u) + v])
+    rng = np.random.default_rng(0)
+    wv, vv, uv = rng.standard_normal((5, 5)), rng.standard_normal(5), rng.standard_normal(5)
+    a, b = f(wv, vv, uv)
+    np.testing.assert_allclose(a, wv @ vv + uv)
+    np.testing.assert_allclose(b, wv.T @ uv + vv)
+    # both products call one Gemv kernel (one call site per kernel)
+    gemv_sites = [s for s in _slot_sites(f) if "Gemv" in s.label]
+    assert gemv_sites, [s.label for s in _slot_sites(f)]
+    targets = {t for s in gemv_sites for t in s.targets.values()}
+    assert len(targets) == 1, targets
+    (target,) = targets
+    assert target[2].layout == "A"
+    assert all(t.layout == "C" for i, t in enumerate(target) if i != 2 and getattr(t, "ndim", 0) == 1)
+
+
 def test_inputs_a_node_destroys_or_views_are_not_typed_read_only():
     from lucent.link.numba.codegen import _only_read
 

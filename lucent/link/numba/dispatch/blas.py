@@ -492,10 +492,12 @@ def _gemv_kernel(op, node, cblas, into=False):
         f"# gemv loops {LOOPS_HASH}\nfrom lucent.link.numba.dispatch.blas_loops import rows_gemv, cols_gemv\n"
         "from lucent.link.numba.dispatch.borrowed import padded_c_view"
     )
-    return make_kernel("gemv", params, lines, [cblas, loops_import])
+    # the matrix goes to BLAS (or to a padded C view) by pointer and strides: a C
+    # and a strided matrix (a loop's gradient reads W and W.T) share one compile
+    return mark_any_layout(make_kernel("gemv", params, lines, [cblas, loops_import]), positions=(2,))
 
 
-@numba_funcify.register(Gemv, version=3)
+@numba_funcify.register(Gemv, version=4)
 def numba_funcify_Gemv(op, node, into=None, **kwargs):
     """``beta * y + alpha * dot(A, x)``; ``Gemv{inplace}`` overwrites y.
 
