@@ -46,7 +46,7 @@ from lucent.tensor.fused_reduction import FusedCAReduce
 from lucent.tensor.math import Argmax, ProdWithoutZeros, ReducedSize
 from lucent.tensor.reduction import CAReduce
 
-REDUCTION_VERSION = 1
+REDUCTION_VERSION = 2
 LANES = 4
 
 _KINDS = {ps.Add: "add", ps.Mul: "mul", ps.Maximum: "max", ps.Minimum: "min", ps.AND: "and", ps.OR: "or", ps.XOR: "xor"}
@@ -243,9 +243,19 @@ class ReduceCodegen:
         return body
 
     def _general_lines(self):
+        """The loop over every element in index order, accumulating into the output.
+
+        When the accumulator has the output's dtype the output itself
+        accumulates (filled with the identity first); otherwise a buffer of
+        the accumulator's dtype does and is cast into the output at the end.
+        """
         kept = [d for d in range(self.nd) if d not in self.axes]
         oshape = "(" + "".join(f"n{d}, " for d in kept) + ")"
-        lines = [f"accs = full_output({oshape}, {_identity(self.kind, self.acc)}, np.{self.acc})"]
+        direct = self.acc == self.out_dtype
+        accs = "out" if direct else "accs"
+        lines = [f"{accs} = full_output({oshape}, {_identity(self.kind, self.acc)}, np.{self.acc})"]
+        if not direct:
+            lines.append(self._empty_output())
         loops = [("    " * d) + f"for k{d} in range(n{d}):" for d in range(self.nd)]
 
         def index(j):
@@ -253,25 +263,28 @@ class ReduceCodegen:
 
         reads = [f"a{j} = i{j}[{index(j)}]" if self.nd else f"a{j} = i{j}[()]" for j in range(self.nin)]
         oidx = ", ".join(f"k{d}" for d in kept) if kept else "()"
-        inner = self._value_lines(reads, False) + [f"accs[{oidx}] = {_combine(self.kind, f'accs[{oidx}]', 'v', self.acc)}"]
+        inner = self._value_lines(reads, False) + [f"{accs}[{oidx}] = {_combine(self.kind, f'{accs}[{oidx}]', 'v', self.acc)}"]
         lines += loops + _indent(inner, self.nd)
-        lines += ["fa = flat_view(accs)", "go = flat_view(out)", "for q in range(go.size):"]
-        lines += [f"    go[q] = {cast('fa[q]', self.acc, self.out_dtype)}"]
+        if not direct:
+            lines += ["fa = flat_view(accs)", "go = flat_view(out)", "for q in range(go.size):"]
+            lines += [f"    go[q] = {cast('fa[q]', self.acc, self.out_dtype)}"]
         return lines
+
+    def _empty_output(self):
+        kept = [d for d in range(self.nd) if d not in self.axes]
+        return f"out = empty_output(({''.join(f'n{d}, ' for d in kept)}), np.{self.out_dtype})"
 
     def source(self):
         args = ", ".join(f"i{j}" for j in range(self.nin))
         body = broadcast_shape_lines(self.in_static, self.nd, type(self.reduce_op).__name__)
         body.append("rsize = " + ("".join(f"n{d} * " for d in self.axes) + "1"))
         body += self._no_identity_check()
-        kept = [d for d in range(self.nd) if d not in self.axes]
-        body.append(f"out = empty_output(({''.join(f'n{d}, ' for d in kept)}), np.{self.out_dtype})")
         t = self._rows_shape()
         full = self._full_inputs()
         if t is not None:
             conds = [f"is_c_layout(i{j})" for j in full] or ["True"]
             body.append(f"if {' and '.join(conds)}:")
-            body += _indent(self._rows_lines(t), 1)
+            body += _indent([self._empty_output()] + self._rows_lines(t), 1)
             body.append("else:")
             body += _indent(self._general_lines(), 1)
         else:
