@@ -474,15 +474,6 @@ def _failing_kernels(order, kernels):
     return failing
 
 
-def _only_read(node, passed):
-    """Argument positions of ``node``'s kernel holding inputs no output destroys or views."""
-    touched = set()
-    for mapping in (getattr(node.op, "destroy_map", None) or {}, getattr(node.op, "view_map", None) or {}):
-        for inputs in mapping.values():
-            touched.update(inputs)
-    return [k for k, position in enumerate(passed) if position not in touched]
-
-
 def _call_site_kernels(order, kernels, namespace, extra=None):
     """``{"k3": (kernel, arity, label, read_positions)}`` for the kernels the graph function calls by name.
 
@@ -491,11 +482,13 @@ def _call_site_kernels(order, kernels, namespace, extra=None):
     it serves: inputs that no output destroys or is a view of
     (``KernelCallSite`` may type their 0-d values read-only).
     """
+    from lucent.link.numba.kernel_calls import only_read
+
     by_id = {}
     extra = extra or {}
     for n, node in enumerate(order):
         kernel, passed, _ = kernels[node]
-        read = frozenset(_only_read(node, passed))
+        read = frozenset(only_read(node, passed))
         arity, label, known = by_id.get(id(kernel), (len(passed) + extra.get(node, 0), f"node {n} ({node.op})", None))
         by_id[id(kernel)] = (arity, label, read if known is None else known & read)
     found = {}

@@ -87,11 +87,7 @@ class KernelCallSite:
         constant one then share one specialisation (an ``Alloc`` of a loop's
         gradient had five, one per mix).
         """
-        any_layout = getattr(self.kernel, "__lucent_any_layout__", None)
-        if any_layout is not None:
-            args = tuple(_any_layout(a) if any_layout is ALL or i in any_layout else a for i, a in enumerate(args))
-        if self.read_positions:
-            args = tuple(_read_only_scalar(a) if i in self.read_positions else a for i, a in enumerate(args))
+        args = call_types(self.kernel, args, self.read_positions)
         fnty = typingctx.resolve_value_type(self.kernel)
         sig = typingctx.resolve_function_type(fnty, tuple(args), {})
         if sig is None:  # pragma: no cover - the typing error names the kernel
@@ -132,6 +128,38 @@ def mark_any_layout(kernel, positions=ALL):
     """
     kernel.__lucent_any_layout__ = ALL if positions is ALL else frozenset(positions)
     return kernel
+
+
+def call_types(kernel, arg_types, read_positions=()):
+    """The argument types ``kernel`` is specialised for when called with values of ``arg_types``.
+
+    Arrays at the positions ``mark_any_layout`` names are typed layout
+    ``A``, and 0-d arrays at ``read_positions`` (arguments the kernel only
+    reads, ``only_read``) read-only. A graph function (``KernelCallSite``)
+    and a node run on its own from Python (``NodeKernel``: DebugMode, the
+    profiler) resolve a kernel through this one rule, so both use one
+    specialisation and neither compiles the other's again.
+    """
+    any_layout = getattr(kernel, "__lucent_any_layout__", None)
+    if any_layout is not None:
+        arg_types = tuple(
+            _any_layout(a) if any_layout is ALL or i in any_layout else a for i, a in enumerate(arg_types)
+        )
+    if read_positions:
+        arg_types = tuple(_read_only_scalar(a) if i in read_positions else a for i, a in enumerate(arg_types))
+    return tuple(arg_types)
+
+
+def only_read(node, passed):
+    """Argument positions of ``node``'s kernel holding inputs no output destroys or views.
+
+    ``passed``: the node's input positions, in the kernel's argument order.
+    """
+    touched = set()
+    for mapping in (getattr(node.op, "destroy_map", None) or {}, getattr(node.op, "view_map", None) or {}):
+        for inputs in mapping.values():
+            touched.update(inputs)
+    return [k for k, position in enumerate(passed) if position not in touched]
 
 
 def _read_only_scalar(typ):
@@ -399,4 +427,4 @@ def prepare(dispatcher, sites, key, record_path):
     dispatcher.__lucent_ready__ = True
 
 
-__all__ += ["RecordCheckedCache", "mark_any_layout", "prepare", "signature_key"]
+__all__ += ["RecordCheckedCache", "call_types", "mark_any_layout", "only_read", "prepare", "signature_key"]

@@ -112,7 +112,11 @@ class NodeKernel:
         exact types of ``args`` are used only when no compiled
         specialisation can take them (an ``A`` parameter takes any layout);
         a profiled or checked node then runs the machine code FAST_RUN
-        already has instead of compiling the kernel again.
+        already has instead of compiling the kernel again. When none fits,
+        the types are those a graph function would ask for
+        (``kernel_calls.call_types``): the specialisation compiled now is
+        the one a later FAST_RUN function uses too, and a product of a
+        matrix and of its transpose compile one.
         """
         dispatcher = self._kernel
         exact = []
@@ -127,7 +131,9 @@ class NodeKernel:
         for compiled in dispatcher.overloads:
             if len(compiled) == len(exact) and all(map(_takes, compiled, exact)):
                 return compiled
-        return exact
+        from lucent.link.numba.kernel_calls import call_types, only_read
+
+        return call_types(dispatcher, exact, frozenset(only_read(self.node, self._passed)))
 
     def _entry_for(self, args):
         """The compiled specialisation to run ``args`` with (see ``_signature_of``)."""

@@ -105,7 +105,6 @@ def test_a_matrix_vector_product_of_a_matrix_and_of_its_transpose_share_one_spec
 
 
 def test_inputs_a_node_destroys_or_views_are_not_typed_read_only():
-    from lucent.link.numba.codegen import _only_read
 
     class _Op:
         destroy_map = {0: [1]}
@@ -115,9 +114,9 @@ def test_inputs_a_node_destroys_or_views_are_not_typed_read_only():
         op = _Op()
 
     # kernel arguments 0..3 hold inputs 0, 1, 2, 3
-    assert _only_read(_Node(), [0, 1, 2, 3]) == [0, 2]
+    assert kernel_calls.only_read(_Node(), [0, 1, 2, 3]) == [0, 2]
     # a kernel given inputs 1 and 2 only: its argument 1 holds input 2
-    assert _only_read(_Node(), [1, 2]) == [1]
+    assert kernel_calls.only_read(_Node(), [1, 2]) == [1]
 
 
 def test_kernel_errors_propagate_through_the_slot_with_their_message():

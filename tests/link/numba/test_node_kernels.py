@@ -1,5 +1,11 @@
 """NodeKernel: one node's Numba kernel called from Python (used by DebugMode and the profiler)."""
 
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -9,6 +15,8 @@ import lucent.tensor as lt  # noqa: E402
 from lucent.graph.basic import Apply  # noqa: E402
 from lucent.graph.op import Op  # noqa: E402
 from lucent.link.numba.node_kernels import NodeKernel, _memo  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def test_elementwise_node_matches_numpy_and_is_memoised():
@@ -56,3 +64,43 @@ def test_op_without_implementation_is_unavailable_with_a_reason():
     assert "no Numba implementation for NoKernel" in kernel.reason
     with pytest.raises(RuntimeError, match="no Numba kernel"):
         kernel([np.zeros(1)])
+
+
+
+_ONE_SPECIALISATION = textwrap.dedent(
+    """
+    import json, numpy as np, lucent, lucent.tensor as lt
+    from numba.core import event
+    x = lt.dmatrix("x"); y = lt.dmatrix("y")
+    outputs = [x.dot(y), x.T.dot(y)]
+    a, b = np.arange(9.0).reshape(3, 3) / 10, np.arange(9.0).reshape(3, 3) / 7 + 1
+    with event.install_recorder("numba:compile") as rec:
+        checked = lucent.function([x, y], outputs, mode="DebugMode")(a, b)
+    debug_compiled = [e.data["dispatcher"].py_func.__name__ for _, e in rec.buffer if e.is_start]
+    with event.install_recorder("numba:compile") as rec:
+        fast = lucent.function([x, y], outputs)(a, b)
+    fast_compiled = [e.data["dispatcher"].py_func.__name__ for _, e in rec.buffer if e.is_start]
+    print(json.dumps({"checked": [o.tolist() for o in checked], "fast": [o.tolist() for o in fast],
+                      "debug_compiled": debug_compiled, "fast_compiled": fast_compiled}))
+    """
+)
+
+
+def test_a_node_run_alone_compiles_the_specialisation_graph_functions_use(tmp_path):
+    """DebugMode runs the products of a matrix and of its transpose (a C and an F array) with
+    one compiled specialisation, the one typed ``A`` that a graph function asks for, and a
+    FAST_RUN function of the same graph afterwards compiles no product kernel again."""
+    env = dict(os.environ)
+    env["LUCENT_FLAGS"] = f"base_compiledir={tmp_path},numba__native_cache=False"
+    env["PYTHONPATH"] = os.pathsep.join([ROOT, env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", _ONE_SPECIALISATION], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    a, b = np.arange(9.0).reshape(3, 3) / 10, np.arange(9.0).reshape(3, 3) / 7 + 1
+    for got in (result["checked"], result["fast"]):
+        np.testing.assert_allclose(got[0], a @ b)
+        np.testing.assert_allclose(got[1], a.T @ b)
+    assert result["debug_compiled"].count("dot22") == 1, result["debug_compiled"]
+    assert "dot22" not in result["fast_compiled"], result["fast_compiled"]
