@@ -38,6 +38,7 @@ from lucent.link.numba.dispatch.elemwise import (
     KERNEL_OPTIONS,
     _indent,
 )
+from lucent.link.numba.dispatch import lane_fold
 from lucent.link.numba.dispatch.kernel_prologue import broadcast_shape_lines
 from lucent.link.numba.dispatch.scalar import COMPLEX_IMPORT, cast, literal, scalar_program
 from lucent.link.numba.dispatch.threads import PARALLEL_MIN, chunk_bounds, kernel_threads, parallel_decorator
@@ -46,8 +47,9 @@ from lucent.tensor.fused_reduction import FusedCAReduce
 from lucent.tensor.math import Argmax, ProdWithoutZeros, ReducedSize
 from lucent.tensor.reduction import CAReduce
 
-REDUCTION_VERSION = 2
-LANES = 4
+REDUCTION_VERSION = 3
+LANES = lane_fold.LANES
+LANE_FOLD_IMPORT = "from lucent.link.numba.dispatch.lane_fold import fold_lanes\n"
 
 _KINDS = {ps.Add: "add", ps.Mul: "mul", ps.Maximum: "max", ps.Minimum: "min", ps.AND: "and", ps.OR: "or", ps.XOR: "xor"}
 
@@ -224,13 +226,21 @@ class ReduceCodegen:
             fill = ["bad = False"] + fill
             fill += ["if bad:", "    for j in range(blk, stop):"]
             fill += _indent(self._value_lines(reads, False) + ["buf[j - blk] = v"], 2)
-        lanes = [f"l{q} = {ident}" for q in range(LANES)]
-        fold = ["m = stop - blk", f"mm = m - m % {LANES}", f"for q in range(0, mm, {LANES}):"]
-        fold += [f"    l{q} = {_combine(self.kind, f'l{q}', f'buf[q + {q}]', self.acc)}" for q in range(LANES)]
-        fold += ["for q in range(mm, m):", f"    l0 = {_combine(self.kind, 'l0', 'buf[q]', self.acc)}"]
-        fold += [
-            f"acc = {_combine(self.kind, 'acc', _combine(self.kind, _combine(self.kind, 'l0', 'l1', self.acc), _combine(self.kind, 'l2', 'l3', self.acc), self.acc), self.acc)}"
-        ]
+        if lane_fold.supported(self.acc):
+            # the same four accumulators, emitted as IR (``lane_fold``)
+            lanes = []
+            fold = [
+                f"block = fold_lanes(buf, 0, stop - blk, {self.kind!r}, {self.acc!r})",
+                f"acc = {_combine(self.kind, 'acc', 'block', self.acc)}",
+            ]
+        else:
+            lanes = [f"l{q} = {ident}" for q in range(LANES)]
+            fold = ["m = stop - blk", f"mm = m - m % {LANES}", f"for q in range(0, mm, {LANES}):"]
+            fold += [f"    l{q} = {_combine(self.kind, f'l{q}', f'buf[q + {q}]', self.acc)}" for q in range(LANES)]
+            fold += ["for q in range(mm, m):", f"    l0 = {_combine(self.kind, 'l0', 'buf[q]', self.acc)}"]
+            fold += [
+                f"acc = {_combine(self.kind, 'acc', _combine(self.kind, _combine(self.kind, 'l0', 'l1', self.acc), _combine(self.kind, 'l2', 'l3', self.acc), self.acc), self.acc)}"
+            ]
         body = [
             f"for r in range({r1}):" if r0 == "0" else f"for r in range({r0}, {r1}):",
             "    base = r * cols",
@@ -303,7 +313,7 @@ class ReduceCodegen:
 
 
 def _compile(codegen):
-    imports = HELPER_IMPORT + (codegen.prog.imports() if codegen.prog is not None else "")
+    imports = HELPER_IMPORT + LANE_FOLD_IMPORT + (codegen.prog.imports() if codegen.prog is not None else "")
     if str(codegen.acc).startswith("complex") and COMPLEX_IMPORT not in imports:
         imports += COMPLEX_IMPORT
     if codegen.threads > 1:

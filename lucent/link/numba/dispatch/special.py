@@ -3,7 +3,8 @@
 Each is computed one *row* (the 1-d slice along ``axis``) at a time, in
 separate simple passes so that every pass is a loop LLVM vectorises:
 the maximum, ``exp(x - max)`` written into the output (with the vectorised
-``vexp``), the sum of those (four interleaved accumulators, in float64),
+``vexp``), the sum of those (four interleaved accumulators, in float64,
+``lane_fold``),
 then the normalisation. As in ``perform``, a non-finite maximum is
 replaced by 0 before subtracting, so rows holding inf/NaN give the same
 values. Axes covering the whole array make it one row; several (not
@@ -28,7 +29,7 @@ from lucent.link.numba.dispatch.scalar import VECMATH_IMPORT
 from lucent.link.numba.dispatch.threads import PARALLEL_MIN, chunk_bounds, kernel_threads, parallel_decorator
 from lucent.tensor.special import LogSoftmax, Softmax
 
-SPECIAL_VERSION = 5
+SPECIAL_VERSION = 6
 
 
 @intrinsic
@@ -72,49 +73,30 @@ def last_axis_row(typingctx, x, index):
 def _row_max_lines(row, result):
     """Lines setting ``result`` to the largest element of ``row`` (NaN wins), 0 when not finite (as ``perform``).
 
-    Written into the kernel rather than called as a jitted helper, which was
-    a Numba compile of its own (about 0.2 s on an empty cache). Four
-    interleaved maxima let LLVM vectorise the loop.
+    Four interleaved maxima in float64 (``lane_fold``), emitted as IR in the
+    kernel rather than called as a jitted helper (a Numba compile of its own).
     """
-    lines = [f"mx_n = {row}.shape[0]"]
-    lines += [f"mx_{k} = -math.inf" for k in range(4)]
-    lines += ["mx_nn = mx_n - mx_n % 4", "for mx_j in range(0, mx_nn, 4):"]
-    for k in range(4):
-        lines += [f"    mx_v{k} = float({row}[mx_j + {k}])" if k else f"    mx_v{k} = float({row}[mx_j])"]
-        lines += [f"    mx_{k} = mx_{k} if (mx_{k} >= mx_v{k}) | (mx_{k} != mx_{k}) else mx_v{k}"]
-    lines += ["for mx_t in range(mx_nn, mx_n):", f"    mx_w = float({row}[mx_t])"]
-    lines += ["    mx_0 = mx_0 if (mx_0 >= mx_w) | (mx_0 != mx_0) else mx_w"]
-    lines += ["mx_m = mx_0"]
-    for k in (1, 2, 3):
-        lines += [f"mx_m = mx_m if (mx_m >= mx_{k}) | (mx_m != mx_m) else mx_{k}"]
-    lines += [f"{result} = mx_m if (mx_m - mx_m) == 0.0 else 0.0"]
-    return lines
+    return [f"mx_m = fold_lanes({row}, 0, {row}.shape[0], 'max', 'float64')", f"{result} = mx_m if (mx_m - mx_m) == 0.0 else 0.0"]
 
 
 def _row_sum_lines(row, result):
     """Lines setting ``result`` to the float64 sum of ``row``, with four interleaved accumulators."""
-    lines = [f"sm_n = {row}.shape[0]"]
-    lines += [f"sm_{k} = 0.0" for k in range(4)]
-    lines += ["sm_nn = sm_n - sm_n % 4", "for sm_j in range(0, sm_nn, 4):"]
-    lines += [f"    sm_{k} += {row}[sm_j + {k}]" if k else f"    sm_{k} += {row}[sm_j]" for k in range(4)]
-    lines += ["for sm_t in range(sm_nn, sm_n):", f"    sm_0 += {row}[sm_t]"]
-    lines += [f"{result} = (sm_0 + sm_1) + (sm_2 + sm_3)"]
-    return lines
+    return [f"{result} = fold_lanes({row}, 0, {row}.shape[0], 'add', 'float64')"]
 
 
-def _source(kind, nd, axes, out_dtype, threads=1):
+def _source(kind, nd, axes, out_dtype, in_dtype, threads=1):
     """Kernel text: loop over all rows along ``axes`` (a sorted tuple, or None for all axes)."""
     if axes is not None and len(axes) == 1:
         axis = axes[0]
     elif axes is None or len(axes) == nd:
         axis = None
     else:
-        return _multi_axis_source(kind, nd, axes, out_dtype)
+        return _multi_axis_source(kind, nd, axes, out_dtype, in_dtype)
     lines = [f"out = empty_output(x.shape, np.{out_dtype})"]
     if axis is None or nd <= 1:
         # ``out`` is C-contiguous, so the reshape below is a view either way.
         lines += ["xr = np.ravel(x)", "orow = np.ravel(out)"]
-        lines += _row_lines(kind, out_dtype)
+        lines += _row_lines(kind, out_dtype, in_dtype)
         lines += ["return orow.reshape(x.shape)"]
         return "def softmax_kernel(x):\n" + "\n".join(_indent(lines, 1)) + "\n"
     perm = [d for d in range(nd) if d != axis] + [axis]
@@ -126,7 +108,7 @@ def _source(kind, nd, axes, out_dtype, threads=1):
         lines += [f"xt = np.transpose(x, ({ptxt}))", f"ot = np.transpose(out, ({ptxt}))"]
     loops = [("    " * k) + f"for k{k} in range(xt.shape[{k}]):" for k in range(nd - 1)]
     idx = "".join(f"k{k}, " for k in range(nd - 1))
-    body = [f"xr = last_axis_row(xt, ({idx}))", f"orow = last_axis_row(ot, ({idx}))"] + _row_lines(kind, out_dtype)
+    body = [f"xr = last_axis_row(xt, ({idx}))", f"orow = last_axis_row(ot, ({idx}))"] + _row_lines(kind, out_dtype, in_dtype)
     serial = loops + _indent(body, nd - 1)
     parallel = ""
     if threads > 1:
@@ -149,7 +131,7 @@ def _source(kind, nd, axes, out_dtype, threads=1):
     return parallel + "def softmax_kernel(x):\n" + "\n".join(_indent(lines, 1)) + "\n"
 
 
-def _multi_axis_source(kind, nd, axes, out_dtype):
+def _multi_axis_source(kind, nd, axes, out_dtype, in_dtype):
     """Several (not all) axes: their elements moved last and flattened, one row per batch entry."""
     rest = [d for d in range(nd) if d not in axes]
     perm = rest + list(axes)
@@ -164,32 +146,44 @@ def _multi_axis_source(kind, nd, axes, out_dtype):
         "x2 = xt.reshape((rows, n))",
         f"o2 = empty_output((rows, n), np.{out_dtype})",
         "for r in range(rows):",
-        *_indent(["xr = x2[r]", "orow = o2[r]"] + _row_lines(kind, out_dtype), 1),
+        *_indent(["xr = x2[r]", "orow = o2[r]"] + _row_lines(kind, out_dtype, in_dtype), 1),
         f"return np.ascontiguousarray(np.transpose(o2.reshape(xt.shape), {tup(inverse)}))",
     ]
     return "def softmax_kernel(x):\n" + "\n".join(_indent(lines, 1)) + "\n"
 
 
-def _row_lines(kind, out_dtype):
+def _row_lines(kind, out_dtype, in_dtype):
+    """The passes over one row ``xr`` writing ``orow``.
+
+    Values are computed in float64 and stored in ``out_dtype``; the casts are
+    left out where both dtypes are float64 (they change nothing there, and
+    each is a call Numba types and lowers).
+    """
     n = "xr.shape[0]"
+
+    def as_out(text):
+        return text if out_dtype == "float64" else f"np.{out_dtype}({text})"
+
+    element = "xr[{}]" if in_dtype == "float64" else "np.float64(xr[{}])"
     lines = _row_max_lines("xr", "m")
-    lines += [f"for j in range({n}):", f"    orow[j] = np.{out_dtype}(vexp(np.float64(xr[j]) - m))"]
+    lines += [f"for j in range({n}):", f"    orow[j] = {as_out('vexp(' + element.format('j') + ' - m)')}"]
     lines += _row_sum_lines("orow", "s")
     if kind == "softmax":
-        lines += [f"for i in range({n}):", f"    orow[i] = np.{out_dtype}(orow[i] / s)"]
+        lines += [f"for i in range({n}):", f"    orow[i] = {as_out('orow[i] / s')}"]
     else:
         lines += ["ls = vlog(s)", f"for i in range({n}):"]
-        lines += [f"    orow[i] = np.{out_dtype}(np.{out_dtype}(np.float64(xr[i]) - m) - ls)"]
+        lines += [f"    orow[i] = {as_out(as_out(element.format('i') + ' - m') + ' - ls')}"]
     return lines
 
 
 def _funcify(kind, op, node):
     x = node.inputs[0]
     out_dtype = node.outputs[0].type.dtype
-    source = _source(kind, x.type.ndim, op.axis, out_dtype, kernel_threads())
+    source = _source(kind, x.type.ndim, op.axis, out_dtype, x.type.dtype, kernel_threads())
     imports = (
         "import numba\n" + VECMATH_IMPORT + f"\n# special v{SPECIAL_VERSION}\n"
         "from lucent.link.numba.dispatch.special import last_axis_row\n"
+        "from lucent.link.numba.dispatch.lane_fold import fold_lanes\n"
     )
     return kernel_from_source(source, "softmax_kernel", imports, error_model="numpy")
 
