@@ -107,7 +107,8 @@ def _cblas(dtype, routine="gemm"):
         f"from lucent.link.numba.dispatch.cblas import cblas_{routine}, blas_matrix, blas_rows\n"
         "from lucent.link.numba.dispatch.overlap import overlaps\n"
         "from lucent.link.numba.dispatch.borrowed import borrowed\n"
-        "from lucent.link.numba.dispatch.memory import c_order_copy"
+        "from lucent.link.numba.dispatch.memory import c_order_copy\n"
+        "from lucent.link.numba.dispatch.cold_paths import blend_into"
     )
 
 
@@ -325,16 +326,11 @@ def _accumulate_kernel(op, node, name, ndim):
 def _accumulate_tail(op, ndim):
     """The end of a BLAS-calling ``Gemm``/``Gemv`` kernel: when BLAS did not accumulate
     (``not direct``), ``out`` holds the product and perform's accumulation follows."""
-    ivars = ["i", "j"][:ndim]
-    idx = ", ".join(ivars)
-    dims = [(v, f"out.shape[{d}]") for d, v in enumerate(ivars)]
     target = "z" if op.inplace else "out"
     return [
         "if not direct:",
-        "    if beta == 0:",
-        *["        " + ln for ln in loops(dims, [f"{target}[{idx}] = alpha * out[{idx}]"])],
-        "    else:",
-        *["        " + ln for ln in loops(dims, [f"{target}[{idx}] = beta * z[{idx}] + alpha * out[{idx}]"])],
+        # a seldom-taken loop, compiled small (``cold_paths``)
+        f"    blend_into({target}, z, out, alpha, beta)",
         "    return z" if op.inplace else "    return out",
         "return out",
     ]
@@ -387,7 +383,7 @@ def _gemm_kernel(op, node, cblas):
     return mark_any_layout(make_kernel("gemm", ["z", "alpha_", "a", "b", "beta_"], lines, [cblas]))
 
 
-@numba_funcify.register(Gemm, version=2)
+@numba_funcify.register(Gemm, version=3)
 def numba_funcify_Gemm(op, node, **kwargs):
     """``beta * Z + alpha * dot(X, Y)``; ``Gemm{inplace}`` overwrites Z."""
     cblas = _cblas(node.outputs[0].type.dtype)
@@ -497,7 +493,7 @@ def _gemv_kernel(op, node, cblas, into=False):
     return mark_any_layout(make_kernel("gemv", params, lines, [cblas, loops_import]), positions=(2,))
 
 
-@numba_funcify.register(Gemv, version=4)
+@numba_funcify.register(Gemv, version=5)
 def numba_funcify_Gemv(op, node, into=None, **kwargs):
     """``beta * y + alpha * dot(A, x)``; ``Gemv{inplace}`` overwrites y.
 

@@ -35,7 +35,7 @@ from lucent.link.numba.blas_symbols import blas_address
 
 #: Written into every kernel calling ``cblas_gemm``: bump it when the call's
 #: code generation changes, so no kernel cached with the old one is loaded.
-CBLAS_VERSION = 2
+CBLAS_VERSION = 3
 
 #: CBLAS enumerations (cblas.h).
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112

@@ -150,30 +150,22 @@ def c_order_copy(typingctx, x):
     Numba's ``copy`` of an array that is not typed C is a function of its
     own, compiled once per array type in every new process; a BLAS kernel
     copies the rare operand with strides BLAS cannot read, and paid that
-    compile (about 30 ms) whether or not a copy ever happened.
+    compile (about 30 ms) whether or not a copy ever happened. The copy
+    loop itself is a small function of the kernel's module, shared by its
+    call sites (``cold_paths.copy_to_c_order``).
     """
     if not isinstance(x, types.Array):
         return None
     result = types.Array(x.dtype, x.ndim, "C")
 
     def codegen(context, builder, signature, args):
-        from numba.np.arrayobj import load_item, store_item
+        from lucent.link.numba.dispatch.cold_paths import copy_to_c_order
 
-        source_type = signature.args[0]
-        source = context.make_array(source_type)(context, builder, args[0])
-        intp = context.get_value_type(types.intp)
+        source = context.make_array(signature.args[0])(context, builder, args[0])
         shape = cgutils.unpack_tuple(builder, source.shape, x.ndim)
         copy = allocate_extents(context, builder, result, shape)
-        source_strides = cgutils.unpack_tuple(builder, source.strides, x.ndim)
-        copy_strides = cgutils.unpack_tuple(builder, copy.strides, x.ndim)
-        with cgutils.loop_nest(builder, shape, intp) as index:
-            src = cgutils.get_item_pointer2(
-                context, builder, source.data, shape, source_strides, source_type.layout, index, wraparound=False
-            )
-            dst = cgutils.get_item_pointer2(
-                context, builder, copy.data, shape, copy_strides, "C", index, wraparound=False
-            )
-            store_item(context, builder, result, load_item(context, builder, source_type, src), dst)
+        strides = cgutils.unpack_tuple(builder, source.strides, x.ndim)
+        copy_to_c_order(context, builder, x.dtype, x.ndim, source.data, shape, strides, copy.data)
         return copy._getvalue()
 
     return result(x), codegen
