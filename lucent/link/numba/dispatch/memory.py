@@ -95,11 +95,57 @@ def allocate_array(context, builder, array_type, shape_type, shape):
     return allocate_extents(context, builder, array_type, _parse_shape(context, builder, shape_type, shape))
 
 
+def new_c_array(context, builder, array_type, extents):
+    """Emit the allocation of a new C-ordered ``array_type`` of the lengths ``extents`` (IR values).
+
+    What Numba's ``np.empty`` lowering does (the length and byte-size
+    overflow check with NumPy's message, C strides, the runtime's aligned
+    allocation), except that the allocation is one call of the runtime's
+    allocator: Numba's goes through a jitted trampoline that each kernel
+    links in and LLVM optimises again, about 10 ms of every kernel that
+    allocates.
+    """
+    from numba.core import cgutils as cg
+    from numba.np.arrayobj import get_itemsize, make_array, populate_array
+
+    intp = context.get_value_type(types.intp)
+    array = make_array(array_type)(context, builder)
+    itemsize = context.get_constant(types.intp, get_itemsize(context, array_type))
+    length = context.get_constant(types.intp, 1)
+    overflow = cg.false_bit
+    for extent in extents:
+        product = builder.smul_with_overflow(length, extent)
+        length = builder.extract_value(product, 0)
+        overflow = builder.or_(overflow, builder.extract_value(product, 1))
+    strides = [itemsize]
+    for extent in reversed(list(extents)[1:]):
+        strides.append(builder.mul(strides[-1], extent))
+    strides = list(reversed(strides))[: len(extents)]
+    size = builder.smul_with_overflow(length, itemsize)
+    overflow = builder.or_(overflow, builder.extract_value(size, 1))
+    with builder.if_then(overflow, likely=False):
+        context.call_conv.return_user_exc(
+            builder,
+            ValueError,
+            ("array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum possible size.",),
+        )
+    align = context.get_constant(types.uint32, context.get_preferred_array_alignment(array_type.dtype))
+    meminfo = context.nrt.meminfo_alloc_aligned(builder, builder.extract_value(size, 0), align)
+    data = context.nrt.meminfo_data(builder, meminfo)
+    populate_array(
+        array,
+        data=builder.bitcast(data, context.get_data_type(array_type.dtype).as_pointer()),
+        shape=cg.pack_array(builder, list(extents), ty=intp),
+        strides=cg.pack_array(builder, strides, ty=intp),
+        itemsize=itemsize,
+        meminfo=meminfo,
+    )
+    return array
+
+
 def allocate_extents(context, builder, array_type, extents):
     """Emit the allocation of a new ``array_type`` of the lengths ``extents`` (IR values), with the advice."""
-    from numba.np.arrayobj import _empty_nd_impl
-
-    array = _empty_nd_impl(context, builder, array_type, extents)
+    array = new_c_array(context, builder, array_type, extents)
     _emit_huge_page_advice(context, builder, array)
     return array
 
@@ -232,9 +278,7 @@ def zero_d(typingctx, value):
     result = types.Array(value, 0, "C")
 
     def codegen(context, builder, sig, args):
-        from numba.np.arrayobj import _empty_nd_impl
-
-        array = _empty_nd_impl(context, builder, result, [])
+        array = new_c_array(context, builder, result, [])
         context.pack_value(builder, value, args[0], array.data)
         return array._getvalue()
 
