@@ -144,7 +144,7 @@ def _generate_inner(fgraph, order, kernels, plan=None, destinations=None):
         shared = root.owner is None or root in roots
         roots.add(root)
         if shared and isinstance(var.type, TensorType):
-            results.append(f"np.copy({names[var]})")
+            results.append(f"c_order_copy({names[var]})")
         else:
             results.append(names[var])
     ret = results[0] if len(results) == 1 else "(" + ", ".join(results) + ",)"
@@ -152,6 +152,9 @@ def _generate_inner(fgraph, order, kernels, plan=None, destinations=None):
     import numpy as np
 
     namespace["np"] = np
+    from lucent.link.numba.dispatch.memory import c_order_copy
+
+    namespace["c_order_copy"] = c_order_copy
     source = f"def inner_graph_fn({', '.join(params)}):\n" + "\n".join(body) + "\n"
     return source, namespace
 

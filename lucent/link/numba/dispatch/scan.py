@@ -33,14 +33,14 @@ import numpy as np
 
 from lucent.link.numba.dispatch.basic import NoNumbaImplementation, numba_funcify
 from lucent.link.numba.dispatch.elemwise import contiguous_flat_view, flat_view
-from lucent.link.numba.dispatch.memory import empty_output
+from lucent.link.numba.dispatch.memory import c_order_copy, empty_output
 from lucent.link.numba.dispatch.python_entry import compiled_helper
 from lucent.link.numba.dispatch.shape import _ERRORS, dtype_text, fail, loops
 from lucent.scan.op import STATE_SHAPE_MESSAGE, Scan
 
 #: Part of the disk-cache key of loops and of the graphs holding them: bump when the
 #: generated loop or its helpers (``_as_0d``, ``_finish``) change.
-SCAN_KERNEL_VERSION = 14
+SCAN_KERNEL_VERSION = 15
 
 
 @compiled_helper(cache=True)
@@ -56,7 +56,7 @@ def _finish(buf, total, as_while):
     store = buf.shape[0]
     if total <= store:
         if as_while:
-            return buf[:total].copy()
+            return c_order_copy(buf[:total])
         return buf
     shift = total % store
     if shift == 0:
@@ -67,7 +67,7 @@ def _finish(buf, total, as_while):
     # (a loop's buffers are: made by the loop or its setup), as an in-place
     # loop's output must be, is rotated within itself; another one gets a
     # rotated copy.
-    rows = buf.copy()
+    rows = c_order_copy(buf)
     src = flat_view(rows)
     width = rows.size // store
     if buf.flags.c_contiguous:
@@ -95,7 +95,7 @@ def _helpers():
     return {
         "_as_0d": _as_0d, "_finish": _finish, "_generator_copy": generator_copy, "item_of": item_of,
         "borrowed_row": borrowed_row, "c_row_view": c_row_view, "row_is_contiguous": row_is_contiguous,
-        "empty_output": empty_output, "same_memory": same_memory,
+        "empty_output": empty_output, "same_memory": same_memory, "c_order_copy": c_order_copy,
     }
 
 
@@ -131,7 +131,7 @@ def _generate(op, node, destinations=()):
             f"if {p}.shape[0] < {init}:",
             f"    raise ValueError('Scan: the buffer of recurrent output {k} is shorter than its taps need')",
             # a buffer the op may destroy (its destroy_map) is written in place
-            f"b{k} = {p}" if k in op.destroy_map else f"b{k} = {p}.copy()",
+            f"b{k} = {p}" if k in op.destroy_map else f"b{k} = c_order_copy({p})",
             f"st{k} = b{k}.shape[0]",
         ]
     for k in range(info.n_nit_sot):
@@ -151,7 +151,7 @@ def _generate(op, node, destinations=()):
         elif v.type.ndim == 0:
             L.append(f"u{k} = _as_0d(item_of({p}), {dtype_text(v.type.dtype)})")
         else:
-            L.append(f"u{k} = np.asarray({p}).copy()")
+            L.append(f"u{k} = c_order_copy({p})")
     L += ["done = 0", "for t in range(n):"]
     body = []
     args = []
@@ -283,7 +283,7 @@ def _generate(op, node, destinations=()):
         if _is_generator(inner_in[lay.i_untraced + k]):
             L.append(f"w{k} = u{k}")
         else:
-            L.append(f"w{k} = u{k}.copy()")
+            L.append(f"w{k} = c_order_copy(u{k})")
         results.append(f"w{k}")
     if len(results) == 1:
         L.append(f"return {results[0]}")
