@@ -88,6 +88,8 @@ class KernelAssertionError(_FormattedError, AssertionError):
 
 
 _ERRORS = "from lucent.link.numba.dispatch.shape import KernelAssertionError, KernelIndexError, KernelValueError"
+#: ``c_order_copy(x)``: ``x.copy()`` without the overload Numba compiles for it in every process
+_COPY = "from lucent.link.numba.dispatch.memory import c_order_copy"
 
 
 def esc(text):
@@ -121,7 +123,7 @@ def make_kernel(name, params, body, helpers=(), version=HELPERS_VERSION, imports
     new kernels and never loads a stale cache entry. ``imports`` and ``inline``
     are passed to ``kernel_from_source``.
     """
-    lines = [f"# structural kernels, helpers v{version}", _ERRORS]
+    lines = [f"# structural kernels, helpers v{version}", _ERRORS, _COPY]
     lines.extend(helpers)
     lines.append(f"def {name}({', '.join(params)}):")
     lines.extend("    " + line for line in body)

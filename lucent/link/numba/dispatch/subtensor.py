@@ -158,7 +158,7 @@ def _y_check_lines(op, y_type, region, region_ndim, y="y"):
 def _guard_overlap(lines, inplace, y_type, out="out", y="y"):
     """In place, read ``y`` from a copy when it shares memory with the array being written."""
     if inplace and y_type.ndim > 0:
-        lines += [f"if overlaps({out}, {y}):", f"    {y} = {y}.copy()"]
+        lines += [f"if overlaps({out}, {y}):", f"    {y} = c_order_copy({y})"]
         return [SLICE_HELPERS]
     return []
 
@@ -219,7 +219,7 @@ def numba_funcify_IncSubtensor(op, node, **kwargs):
     x_type, y_type = node.inputs[0].type, node.inputs[1].type
     params = [f"i{k}" for k in range(len(node.inputs) - 2)]
     idx_lines, items, region_ndim = _basic_index(op, op.idx_list, params, x="out")
-    lines = ["out = x" if op.inplace else "out = x.copy()"] + idx_lines
+    lines = ["out = x" if op.inplace else "out = c_order_copy(x)"] + idx_lines
     ndim = region_ndim + x_type.ndim - len(items)
     if ndim == 0 and len(items) == x_type.ndim and items:
         region, rvars = f"out[{', '.join(items)}]", None
@@ -414,7 +414,7 @@ def numba_funcify_AdvancedSubtensor(op, node, **kwargs):
 def _advanced_setter(op, node, idx_list, n_index, ignore_duplicates=False):
     x_type, y_type = node.inputs[0].type, node.inputs[1].type
     params = [f"i{k}" for k in range(n_index)]
-    lines = ["out = x" if op.inplace else "out = x.copy()"]
+    lines = ["out = x" if op.inplace else "out = c_order_copy(x)"]
     plan = _advanced_plan(op, node, idx_list, params, x="out", x_ndim=x_type.ndim)
     lines += plan.lines
     region = plan.out_dims

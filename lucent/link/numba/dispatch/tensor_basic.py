@@ -101,7 +101,7 @@ def numba_funcify_ScalarFromTensor(op, node, **kwargs):
 @numba_funcify.register(TensorCopy, version=1)
 def numba_funcify_TensorCopy(op, node, **kwargs):
     """A fresh C-contiguous copy that never aliases the input."""
-    return make_kernel("tensor_copy", ["x"], ["return x.copy()"])
+    return make_kernel("tensor_copy", ["x"], ["return c_order_copy(x)"])
 
 
 @numba_funcify.register(DeepCopyOp, version=1)
@@ -109,7 +109,7 @@ def numba_funcify_DeepCopyOp(op, node, **kwargs):
     """Copy an array; a scalar is a value already. Other types fall back to ``perform``."""
     t = node.inputs[0].type
     if isinstance(t, TensorType):
-        return make_kernel("deep_copy", ["x"], ["return x.copy()"])
+        return make_kernel("deep_copy", ["x"], ["return c_order_copy(x)"])
     if _is_scalar_type(t):
         return make_kernel("deep_copy_scalar", ["x"], ["return x"])
     raise NoNumbaImplementation(f"DeepCopyOp has no Numba implementation for values of type {t}")
