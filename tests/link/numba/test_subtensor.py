@@ -271,3 +271,25 @@ def test_slice_views_are_written_into_the_graph_function():
     np.testing.assert_allclose(f(value, 3, 2), want)
     with pytest.raises(ValueError, match="slice step cannot be zero"):
         f(value, 3, 0)
+
+
+@pytest.mark.parametrize("set_", [False, True])
+@pytest.mark.parametrize("y_shape", [(2, 1), (2, 3), (1, 4), (5, 4), (1, 1), (5, 1)])
+def test_a_value_that_does_not_fit_gets_perform_s_message_for_its_first_bad_dimension(set_, y_shape):
+    """One ``raise`` serves every checked dimension: the first that does not fit picks the
+    message, with the hint when the value has length 1 there, exactly as ``perform``."""
+    from lucent.link.numba.dispatch import numba_funcify
+    from lucent.link.numba.dispatch.shape import KernelChoiceError
+    from tests.link.numba.test_shape import input_values, perform
+
+    x = lt.tensor(dtype="float64", shape=(None, None))
+    y = lt.tensor(dtype="float64", shape=(None, None))
+    out = set_subtensor(x[1:], y) if set_ else inc_subtensor(x[1:], y)
+    node = out.owner
+    values = input_values(node, [np.zeros((3, 4)), np.ones(y_shape)])
+    with pytest.raises(ValueError) as ref:
+        perform(node, [np.array(v, copy=True) for v in values])
+    with pytest.raises(KernelChoiceError) as got:
+        numba_funcify(node.op, node)(*[np.array(v, copy=True) for v in values])
+    assert str(got.value) == str(ref.value)
+    assert ("specify_broadcastable" in str(got.value)) == (y_shape[0] == 1 or (y_shape[0] == 2 and y_shape[1] == 1))

@@ -27,7 +27,7 @@ from lucent.tensor.shape import NoneTypeT, Reshape, Shape, Shape_i, SpecifyShape
 
 #: Bumped when the shared helper text below changes meaning (it is part of
 #: every generated kernel's text, so this also invalidates cached kernels).
-HELPERS_VERSION = 2
+HELPERS_VERSION = 3
 
 
 def INT(name):
@@ -72,12 +72,14 @@ class KernelChoiceError(ValueError):
     that code a large part of the function.
     """
 
-    def __init__(self, messages, number=None):
+    def __init__(self, messages, number=None, *values):
         if number is None:  # unpickled: the message itself
             super().__init__(messages)
             return
         choices = messages.split(CHOICE_SEPARATOR)
-        super().__init__(choices[min(max(int(number), 1), len(choices)) - 1])
+        chosen = choices[min(max(int(number), 1), len(choices)) - 1]
+        # with values, the chosen message is a template (``fail_choice``)
+        super().__init__(chosen.format(*values) if values else chosen)
 
     def __reduce__(self):
         return type(self), (str(self),)
@@ -87,7 +89,10 @@ class KernelAssertionError(_FormattedError, AssertionError):
     """``AssertionError`` raised from a kernel, formatted from run-time values."""
 
 
-_ERRORS = "from lucent.link.numba.dispatch.shape import KernelAssertionError, KernelIndexError, KernelValueError"
+_ERRORS = (
+    "from lucent.link.numba.dispatch.shape import KernelAssertionError, KernelChoiceError, KernelIndexError, "
+    "KernelValueError"
+)
 #: ``c_order_copy(x)``: ``x.copy()`` without the overload Numba compiles for it in every process
 _COPY = "from lucent.link.numba.dispatch.memory import c_order_copy"
 
@@ -101,6 +106,17 @@ def fail(kind, template, *args):
     """Text of ``raise Kernel<kind>Error(template, *args)``; ``{}`` in ``template`` take ``args``."""
     values = "".join(f", {a}" for a in args)
     return f"raise Kernel{kind}Error({template!r}{values})"
+
+
+def fail_choice(templates, number, *args):
+    """Text of one ``raise KernelChoiceError`` for several checks: ``templates[number - 1]`` formatted with ``args``.
+
+    Each ``raise`` of a kernel is a block Numba types and lowers, boxing its
+    run-time values (about 15 ms of compile time apiece); checks whose
+    messages take the same values share one.
+    """
+    values = "".join(f", {a}" for a in args)
+    return f"raise KernelChoiceError({CHOICE_SEPARATOR.join(templates)!r}, {number}{values})"
 
 
 def py_tuple(items):

@@ -38,6 +38,7 @@ from lucent.link.numba.dispatch.shape import (
     dtype_text,
     esc,
     fail,
+    fail_choice,
     loops,
     make_kernel,
     py_tuple,
@@ -137,21 +138,27 @@ def _basic_index(op, idx_list, params, x="x"):
 
 
 def _y_check_lines(op, y_type, region, region_ndim, y="y"):
-    """``_check_y_broadcast``: a length-1 dimension broadcasts only when its type says so."""
+    """``_check_y_broadcast``: a length-1 dimension broadcasts only when its type says so.
+
+    The first dimension that does not fit picks the message (with the
+    hint when ``y`` has length 1 there); one ``raise`` serves them all.
+    """
     offset = region_ndim - y_type.ndim
-    lines = []
-    for d in range(y_type.ndim):
-        if y_type.shape[d] == 1:
-            continue
+    checked = [d for d in range(y_type.ndim) if y_type.shape[d] != 1]
+    if not checked:
+        return []
+    base = f"{esc(op)}: cannot broadcast a value of shape {{}} into the indexed region of shape {{}}"
+    templates = [
+        base + "; a length-1 dimension broadcasts only when its type says so (see specify_broadcastable)",
+        base,
+    ]
+    lines = ["_bad = 0"]
+    for k, d in enumerate(checked):
         lines += [
-            f"if {y}.shape[{d}] != {region[offset + d]}:",
-            f"    if {y}.shape[{d}] == 1:",
-            "        " + fail("Value", f"{esc(op)}: cannot broadcast a value of shape {{}} into the indexed region "
-                             "of shape {}; a length-1 dimension broadcasts only when its type says so "
-                             "(see specify_broadcastable)", f"{y}.shape", py_tuple(region)),
-            "    " + fail("Value", f"{esc(op)}: cannot broadcast a value of shape {{}} into the indexed region "
-                         "of shape {}", f"{y}.shape", py_tuple(region)),
+            f"{'if' if k == 0 else 'elif'} {y}.shape[{d}] != {region[offset + d]}:",
+            f"    _bad = 1 if {y}.shape[{d}] == 1 else 2",
         ]
+    lines += ["if _bad != 0:", "    " + fail_choice(templates, "_bad", f"{y}.shape", py_tuple(region))]
     return lines
 
 

@@ -137,7 +137,7 @@ def numba_funcify_MakeVector(op, node, **kwargs):
     return make_kernel("make_vector", params, lines)
 
 
-@numba_funcify.register(Alloc, version=2)
+@numba_funcify.register(Alloc, version=3)
 def numba_funcify_Alloc(op, node, **kwargs):
     """A new array of the requested shape filled with the (broadcast) value.
 
@@ -170,13 +170,14 @@ def numba_funcify_Alloc(op, node, **kwargs):
             "    " + fail("Value", "Alloc: negative dimensions are not allowed, got shape {}", py_tuple(shape)),
         ]
     ivars = [f"r{d}" for d in range(n)]
-    lines.append(f"out = empty_output({py_tuple(shape)}, {dtype_text(node.outputs[0].type.dtype)})")
+    dt = dtype_text(node.outputs[0].type.dtype)
     if vtype.ndim == 0:
-        lines.append(f"v = {ITEM('value')}")
-        value = "v"
+        # one flat fill loop, lowered inline (``memory.full_output``)
+        lines.append(f"out = full_output({py_tuple(shape)}, {ITEM('value')}, {dt})")
     else:
+        lines.append(f"out = empty_output({py_tuple(shape)}, {dt})")
         value = at("value", broadcast_items(vtype, ivars))
-    lines += loops(zip(ivars, shape), [f"{at('out', ivars)} = {value}"])
+        lines += loops(zip(ivars, shape), [f"{at('out', ivars)} = {value}"])
     lines.append("return out")
     return make_kernel("alloc", ["value", *params], lines)
 
