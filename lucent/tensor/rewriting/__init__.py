@@ -1,6 +1,6 @@
 """Tensor rewrites, registered into ``lucent.graph.rewriting.db.optdb`` on import.
 
-Stages (see ``registry``): canonicalize (``basic``, ``math``, ``shape``),
+Stages (see ``registry``): canonicalize (``basic``, ``math``, ``shape``, ``subtensor``),
 stabilize (``stabilize``, ``special``), specialize (``specialize``),
 fusion and in-place (``elemwise``, ``fused_reduction``, ``composite_constants``,
 ``inplace``).
@@ -23,4 +23,5 @@ from lucent.tensor.rewriting import (  # noqa: F401
     special,
     specialize,
     stabilize,
+    subtensor,
 )
