@@ -104,3 +104,21 @@ def test_each_loop_is_one_small_function_however_many_call_sites():
         ]
         assert len(definitions) == 1, (prefix, definitions)
         assert "minsize" in llvm
+
+
+@pytest.mark.parametrize("step", [1, 2, -1])
+def test_a_copy_of_an_array_typed_a_is_right_whether_its_memory_is_in_c_order_or_not(step):
+    """Typed ``A``, an array in C order at run time is copied in one block, any other through the loop."""
+
+    @numba.njit
+    def copy_columns(x, s):
+        view = x[:, ::s]  # typed A whatever s is
+        return c_order_copy(view)
+
+    for x in (np.arange(12.0).reshape(3, 4), np.arange(12, dtype=np.int16).reshape(3, 4), np.zeros((0, 4)),
+              np.arange(4.0).reshape(1, 4), np.array([[True, False, True]])):
+        got = copy_columns(x, step)
+        want = x[:, ::step]
+        np.testing.assert_array_equal(got, want)
+        assert got.flags.c_contiguous and got.dtype == x.dtype
+        assert not np.shares_memory(got, x)

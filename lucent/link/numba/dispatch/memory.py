@@ -189,6 +189,19 @@ def full_output(typingctx, shape, value, dtype):
     return result(shape, value, dtype), codegen
 
 
+def _is_c_ordered(context, builder, shape, strides, itemsize):
+    """Whether an array of ``shape`` and ``strides`` lies in C order in one block (lengths 0 and 1 aside)."""
+    intp = context.get_value_type(types.intp)
+    one = ir.Constant(intp, 1)
+    expected = ir.Constant(intp, itemsize)
+    ordered = cgutils.true_bit
+    for extent, stride in zip(reversed(shape), reversed(strides)):
+        fits = builder.or_(builder.icmp_signed("<=", extent, one), builder.icmp_signed("==", stride, expected))
+        ordered = builder.and_(ordered, fits)
+        expected = builder.mul(expected, extent)
+    return ordered
+
+
 @intrinsic
 def c_order_copy(typingctx, x):
     """A new C-contiguous array holding ``x``'s values: ``x.copy()``, lowered inline.
@@ -196,9 +209,11 @@ def c_order_copy(typingctx, x):
     Numba's ``copy`` of an array that is not typed C is a function of its
     own, compiled once per array type in every new process; a BLAS kernel
     copies the rare operand with strides BLAS cannot read, and paid that
-    compile (about 30 ms) whether or not a copy ever happened. The copy
-    loop itself is a small function of the kernel's module, shared by its
-    call sites (``cold_paths.copy_to_c_order``).
+    compile (about 30 ms) whether or not a copy ever happened. An array
+    already in C order (as typed, or checked at run time) is copied with
+    one ``memcpy``; the loop over general strides is a small function of
+    the kernel's module, shared by its call sites
+    (``cold_paths.copy_to_c_order``).
     """
     if not isinstance(x, types.Array):
         return None
@@ -211,7 +226,17 @@ def c_order_copy(typingctx, x):
         shape = cgutils.unpack_tuple(builder, source.shape, x.ndim)
         copy = allocate_extents(context, builder, result, shape)
         strides = cgutils.unpack_tuple(builder, source.strides, x.ndim)
-        copy_to_c_order(context, builder, x.dtype, x.ndim, source.data, shape, strides, copy.data)
+        itemsize = context.get_abi_sizeof(context.get_data_type(x.dtype))
+        if x.layout == "C":
+            cgutils.raw_memcpy(builder, copy.data, source.data, copy.nitems, itemsize)
+            return copy._getvalue()
+        # one block of memory in C order (a C array typed A, a 0-d or 1-element one): one memcpy;
+        # other strides go through the general loop
+        with builder.if_else(_is_c_ordered(context, builder, shape, strides, itemsize)) as (contiguous, strided):
+            with contiguous:
+                cgutils.raw_memcpy(builder, copy.data, source.data, copy.nitems, itemsize)
+            with strided:
+                copy_to_c_order(context, builder, x.dtype, x.ndim, source.data, shape, strides, copy.data)
         return copy._getvalue()
 
     return result(x), codegen
