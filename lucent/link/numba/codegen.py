@@ -119,18 +119,25 @@ def _writer_checks(pairs, names):
     from lucent.link.numba.dispatch.shape import CHOICE_SEPARATOR
     from lucent.link.shared_writes import constraint_message
 
-    lengths, messages = [], []
+    arrays, refs, messages = [], [], []
+
+    def ref(name, axis):
+        if name not in arrays:
+            arrays.append(name)
+        return f"{arrays.index(name)}.{axis}"
+
     for node, a, b in pairs:
         x, y = node.inputs[a[0]], node.inputs[b[0]]
         if x not in names or y not in names:
             continue
         messages.append(constraint_message(node, a, b))
-        lengths += [f"{names[x]}.shape[{a[1]}]", f"{names[y]}.shape[{b[1]}]"]
-    if not lengths:
+        refs.append(f"{ref(names[x], a[1])},{ref(names[y], b[1])}")
+    if not refs:
         return []
     # One value and one raise for all of them, with the first failed check's message:
-    # a raise per check made Numba release every live array on each raise path.
-    return [f"    _bad = first_unequal(({', '.join(lengths)},))",
+    # a raise per check made Numba release every live array on each raise path, and
+    # the lengths are read by the intrinsic, not as one Python expression each.
+    return [f"    _bad = first_unequal_lengths(({''.join(n + ', ' for n in arrays)}), {'|'.join(refs)!r})",
             f"    if _bad != 0: raise KernelChoiceError({CHOICE_SEPARATOR.join(messages)!r}, _bad)"]
 
 
@@ -328,10 +335,10 @@ def _generate(fgraph, order, kernels, plan=None):
         if not checks:
             return []
         if "KernelChoiceError" not in namespace:
-            from lucent.link.numba.dispatch.shape import KernelChoiceError, first_unequal
+            from lucent.link.numba.dispatch.shape import KernelChoiceError, first_unequal_lengths
 
             namespace["KernelChoiceError"] = KernelChoiceError
-            namespace["first_unequal"] = first_unequal
+            namespace["first_unequal_lengths"] = first_unequal_lengths
         return ["    # shapes of every in-place update, checked before the first one writes", *checks]
 
     writer.before_node = before_node

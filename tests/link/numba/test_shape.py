@@ -154,3 +154,28 @@ def test_reshape_symbolic_shape_and_errors():
     check_raises(out, np.zeros((0, 3)), np.array([0, -1]))
     s32 = lt.tensor(dtype="int32", shape=(None,))
     check(Reshape(1)(x2, s32), np.arange(6.0).reshape(2, 3), np.array([6], dtype="int32"))
+
+
+def test_first_unequal_lengths_numbers_the_first_pair_that_differs():
+    import numba
+
+    from lucent.link.numba.dispatch.shape import first_unequal_lengths
+
+    @numba.njit
+    def check(a, b, c):
+        return first_unequal_lengths((a, b, c), "0.1,1.0|0.0,2.0|1.1,2.1")
+
+    a, b, c = np.zeros((2, 3)), np.zeros((3, 4)), np.zeros((2, 4, 5))
+    assert check(a, b, c) == 0
+    assert check(np.zeros((2, 5)), b, c) == 1  # a.shape[1] != b.shape[0]
+    assert check(a, b, np.zeros((7, 4, 5))) == 2
+    assert check(a, np.zeros((3, 9)), c) == 3
+    assert check(np.zeros((9, 9)), np.zeros((3, 9)), c) == 1  # several differ: the first decides
+    assert check(np.zeros((2, 3))[:, ::-1], np.zeros((3, 4)).T.copy().T, c) == 0  # any layout
+
+    @numba.njit
+    def out_of_range(a):
+        return first_unequal_lengths((a,), "0.2,0.0")
+
+    with pytest.raises(numba.core.errors.TypingError):
+        out_of_range(a)

@@ -303,29 +303,48 @@ def _first_unequal_intrinsic():
     from numba.extending import intrinsic
 
     @intrinsic
-    def first_unequal(typingctx, pairs):
-        """1 + the number of the first pair ``(pairs[2k], pairs[2k + 1])`` that differ, 0 when all agree.
+    def first_unequal_lengths(typingctx, arrays, pairs):
+        """1 + the number of the first pair of lengths in ``pairs`` that differ, 0 when all agree.
 
-        Emitted as selects, with no branch: the graph function's checks of
-        the in-place updates' shapes become one value and one ``raise``.
+        ``pairs`` is a string constant: pairs separated by ``|``, each two
+        ``array.axis`` references into the tuple ``arrays`` separated by a
+        comma (``"0.1,1.0|0.0,2.0"`` compares ``arrays[0].shape[1]`` with
+        ``arrays[1].shape[0]``, then ...). Read and compared in IR, with
+        selects and no branch: the graph function's checks of the in-place
+        updates' shapes are one value and one ``raise``, and no Python
+        expression per length for Numba to type and lower.
         """
-        if not (isinstance(pairs, types.BaseTuple) and len(pairs) % 2 == 0
-                and all(isinstance(t, types.Integer) for t in pairs)):
+        if not (isinstance(arrays, types.BaseTuple) and all(isinstance(a, types.Array) for a in arrays)):
+            return None
+        if not isinstance(pairs, types.StringLiteral):
+            return None
+        try:
+            parsed = [
+                [tuple(int(n) for n in ref.split(".")) for ref in pair.split(",")]
+                for pair in pairs.literal_value.split("|")
+            ]
+        except ValueError:
+            return None
+        if not all(len(pair) == 2 and all(k < len(arrays) and d < arrays[k].ndim for k, d in pair) for pair in parsed):
             return None
 
         def codegen(context, builder, sig, args):
             intp = context.get_value_type(types.intp)
-            values = [context.cast(builder, v, t, types.intp)
-                      for v, t in zip(cgutils.unpack_tuple(builder, args[0], len(pairs)), sig.args[0])]
+            values = cgutils.unpack_tuple(builder, args[0], len(sig.args[0]))
+            shapes = [
+                cgutils.unpack_tuple(builder, context.make_array(t)(context, builder, v).shape, t.ndim)
+                for t, v in zip(sig.args[0], values)
+            ]
             result = ir.Constant(intp, 0)
-            for k in reversed(range(len(values) // 2)):  # the first mismatch decides: fold from the last
-                differ = builder.icmp_signed("!=", values[2 * k], values[2 * k + 1])
+            for k in reversed(range(len(parsed))):  # the first mismatch decides: fold from the last
+                (a, da), (b, db) = parsed[k]
+                differ = builder.icmp_signed("!=", shapes[a][da], shapes[b][db])
                 result = builder.select(differ, ir.Constant(intp, k + 1), result)
             return result
 
-        return types.intp(pairs), codegen
+        return types.intp(arrays, pairs), codegen
 
-    return first_unequal
+    return first_unequal_lengths
 
 
-first_unequal = _first_unequal_intrinsic()
+first_unequal_lengths = _first_unequal_intrinsic()
