@@ -101,9 +101,8 @@ def new_c_array(context, builder, array_type, extents):
     What Numba's ``np.empty`` lowering does (the length and byte-size
     overflow check with NumPy's message, C strides, the runtime's aligned
     allocation), except that the allocation is one call of the runtime's
-    allocator: Numba's goes through a jitted trampoline that each kernel
-    links in and LLVM optimises again, about 10 ms of every kernel that
-    allocates.
+    allocator: Numba's goes through a jitted trampoline, an overload every
+    new process compiled (about 35 ms) and every allocating kernel linked in.
     """
     from numba.core import cgutils as cg
     from numba.np.arrayobj import get_itemsize, make_array, populate_array
