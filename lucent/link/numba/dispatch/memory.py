@@ -188,19 +188,6 @@ def full_output(typingctx, shape, value, dtype):
     return result(shape, value, dtype), codegen
 
 
-def _is_c_ordered(context, builder, shape, strides, itemsize):
-    """Whether an array of ``shape`` and ``strides`` lies in C order in one block (lengths 0 and 1 aside)."""
-    intp = context.get_value_type(types.intp)
-    one = ir.Constant(intp, 1)
-    expected = ir.Constant(intp, itemsize)
-    ordered = cgutils.true_bit
-    for extent, stride in zip(reversed(shape), reversed(strides)):
-        fits = builder.or_(builder.icmp_signed("<=", extent, one), builder.icmp_signed("==", stride, expected))
-        ordered = builder.and_(ordered, fits)
-        expected = builder.mul(expected, extent)
-    return ordered
-
-
 @intrinsic
 def c_order_copy(typingctx, x):
     """A new C-contiguous array holding ``x``'s values: ``x.copy()``, lowered inline.
@@ -219,6 +206,7 @@ def c_order_copy(typingctx, x):
     result = types.Array(x.dtype, x.ndim, "C")
 
     def codegen(context, builder, signature, args):
+        from lucent.link.numba.dispatch.borrowed import emit_c_contiguous
         from lucent.link.numba.dispatch.cold_paths import copy_to_c_order
 
         source = context.make_array(signature.args[0])(context, builder, args[0])
@@ -231,7 +219,7 @@ def c_order_copy(typingctx, x):
             return copy._getvalue()
         # one block of memory in C order (a C array typed A, a 0-d or 1-element one): one memcpy;
         # other strides go through the general loop
-        with builder.if_else(_is_c_ordered(context, builder, shape, strides, itemsize)) as (contiguous, strided):
+        with builder.if_else(emit_c_contiguous(context, builder, x.dtype, shape, strides)) as (contiguous, strided):
             with contiguous:
                 cgutils.raw_memcpy(builder, copy.data, source.data, copy.nitems, itemsize)
             with strided:
