@@ -162,6 +162,10 @@ def bundle_key(fgraph, order):
             tuple(describe(v.type) for v in fgraph.inputs),
         ]
         position = {var: ("in", k) for k, var in enumerate(fgraph.inputs)}
+        # Array constants are arguments, one per distinct constant: the key
+        # says which uses share one (Gemm's alpha and beta may be one
+        # constant 1.0 in one graph and two in another).
+        arrays = {}
         for n, node in enumerate(order):
             op_description = describe_op(node.op)
             _check_known_code(op_description)
@@ -171,7 +175,8 @@ def bundle_key(fgraph, order):
                     ins.append(position[var])
                 elif isinstance(var, Constant):
                     if isinstance(var.data, np.ndarray):
-                        ins.append(("array", describe(var.type), _layout(var.data), var.data.shape))
+                        number = arrays.setdefault(var, len(arrays))
+                        ins.append(("array", number, describe(var.type), _layout(var.data), var.data.shape))
                     else:
                         ins.append(("const", describe(var.type), describe(var.data)))
                 else:  # pragma: no cover - FunctionGraph refuses it

@@ -195,6 +195,25 @@ def test_graphs_that_differ_only_in_constant_values_each_get_their_own_results(t
     assert other["native"] is True and scaled["native"] is True  # the checks above passed
 
 
+def test_one_constant_used_twice_and_two_equal_constants_are_different_graphs(tmp_path):
+    """``Z + X @ Y`` is ``Gemm(Z, 1.0, X, Y, 1.0)`` with one constant 1.0 used twice (one
+    argument); ``Z - X @ Y`` has two constants (-1.0 and 1.0). A graph function made for
+    the first must not serve the second, in the process or from its bundle."""
+    body = """
+        X, Y, Z = lt.dmatrices("X", "Y", "Z")
+        rng = np.random.default_rng(0)
+        xv, yv, zv = rng.normal(size=(3, 4)), rng.normal(size=(4, 2)), rng.normal(size=(3, 2))
+        plus = lucent.function([X, Y, Z], Z + lt.dot(X, Y))
+        minus = lucent.function([X, Y, Z], Z - lt.dot(X, Y))
+        np.testing.assert_allclose(plus(xv, yv, zv), zv + xv @ yv, rtol=1e-12)
+        np.testing.assert_allclose(minus(xv, yv, zv), zv - xv @ yv, rtol=1e-12)
+        report["minus_native"] = bool(minus.maker.linker.program.native)
+        """
+    cold = _run(tmp_path, body)
+    warm = _run(tmp_path, body)
+    assert cold["minus_native"] is False and warm["minus_native"] is True  # the checks passed
+
+
 def test_a_kernel_registered_from_outside_lucent_turns_bundles_off(warm_cache):
     report = _run(
         warm_cache,
