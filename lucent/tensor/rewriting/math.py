@@ -14,7 +14,9 @@ instead of many. The rewrites here:
   reciprocal, which is bit-identical and cheaper;
 * write a matrix product ``a @ b`` of two matrices as ``dot(a, b)``, so
   that ``@`` and ``dot`` merge and both reach the BLAS specialisations
-  (``Dot22``, folding into ``Gemm``).
+  (``Dot22``, folding into ``Gemm``);
+* merge a reduction of a reduction of the same kind (``sum(sum(x, 1))``)
+  into one.
 
 Each rewrite is exact except for the reassociation of floating-point sums
 and products (``(a + b) + c`` versus ``a + (b + c)``), the freedom every
@@ -39,6 +41,7 @@ from lucent.scalar.dtypes import float_dtypes, integer_dtypes
 from lucent.tensor.basic import constant
 from lucent.tensor.elemwise import Elemwise
 from lucent.tensor.math import MatMul, cast, dot
+from lucent.tensor.reduction import CAReduce
 from lucent.tensor.rewriting.basic import fit_to_output, is_elemwise, scalar_fill_value
 from lucent.tensor.rewriting.registry import register_canonicalize
 
@@ -403,6 +406,46 @@ def local_matmul_to_dot(fgraph, node):
 register_canonicalize(local_matmul_to_dot)
 
 
+@node_rewriter([CAReduce])
+def local_reduce_chain(fgraph, node):
+    """``sum(sum(x, axis=1))`` -> ``sum(x)``: a reduction of a reduction of the same kind is one reduction.
+
+    One pass over ``x`` instead of two, and one kernel instead of two. The
+    inner reduction must be read by nothing else (otherwise its result is
+    computed anyway), be of the same class and scalar op, and produce its
+    values in the dtype the merged reduction accumulates in with the same
+    ``acc_dtype``: an inner reduction that narrows (``sum(x, dtype="int8")``)
+    wraps or rounds at a point the merged one would not, so it stays. The
+    sums are then added in another order, which changes floating-point
+    rounding only.
+    """
+    (inner,) = node.inputs
+    inner_node = inner.owner
+    if inner_node is None or type(inner_node.op) is not type(node.op):
+        return None
+    outer_op, inner_op = node.op, inner_node.op
+    if outer_op.scalar_op != inner_op.scalar_op or outer_op.acc_dtype != inner_op.acc_dtype:
+        return None
+    if len(fgraph.clients.get(inner, ())) != 1:
+        return None
+    (x,) = inner_node.inputs
+    if outer_op.axis is None or inner_op.axis is None:
+        axis = None
+    else:
+        # the outer axes number the dimensions the inner reduction left
+        kept = [d for d in range(x.type.ndim) if d not in inner_op.axis]
+        axis = tuple(sorted(set(inner_op.axis) | {kept[a] for a in outer_op.axis}))
+        if len(axis) == x.type.ndim:
+            axis = None
+    new = outer_op.clone(axis=axis)(x)
+    if new.type != node.outputs[0].type or inner.type.dtype != new.type.dtype:
+        return None
+    return [new]
+
+
+register_canonicalize(local_reduce_chain)
+
+
 __all__ = [
     "structural_key",
     "local_neutral_elements",
@@ -413,4 +456,5 @@ __all__ = [
     "local_add_mul_canonical_order",
     "local_div_by_power_of_two",
     "local_matmul_to_dot",
+    "local_reduce_chain",
 ]

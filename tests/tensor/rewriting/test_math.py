@@ -9,6 +9,7 @@ import pytest
 
 import lucent
 import lucent.tensor as lt
+from lucent.compile.mode import Mode
 from lucent.graph.basic import Constant
 from lucent.scalar import basic as ps
 from lucent.tensor.basic import Alloc
@@ -365,3 +366,87 @@ def test_matmul_of_matrices_becomes_dot_and_reaches_blas():
     from lucent.tensor.blas import BatchedDot
 
     assert BatchedDot in [type(n.op) for n in g.maker.fgraph.toposort()]
+
+
+# --------------------------------------------------------------------------- #
+# Reductions of reductions
+# --------------------------------------------------------------------------- #
+def _reductions(outputs):
+    from lucent.tensor.reduction import CAReduce
+
+    return [(type(n.op).__name__, n.op.axis) for n in ops_of(outputs, CAReduce)]
+
+
+@pytest.mark.parametrize(
+    "build, merged",
+    [
+        (lambda x: lt.sum(lt.sum(x, axis=1)), ("Sum", None)),
+        (lambda x: lt.sum(lt.sum(x, axis=1), axis=0), ("Sum", (0, 1))),
+        (lambda x: lt.sum(lt.sum(x, axis=0), axis=1), ("Sum", (0, 2))),
+        (lambda x: lt.sum(lt.sum(x, axis=(0, 2)), axis=0), ("Sum", None)),
+        (lambda x: lt.max(lt.max(x, axis=2), axis=1), ("Max", (1, 2))),
+        (lambda x: lt.min(lt.min(x, axis=0)), ("Min", None)),
+        (lambda x: lt.prod(lt.prod(x, axis=-1), axis=-1), ("Prod", (1, 2))),
+    ],
+)
+def test_reduce_chain_is_one_reduction(build, merged):
+    x = lt.tensor3("x")
+    out = build(x)
+    new = canonicalize(out)
+    assert _reductions(new) == [merged]
+    values = rng().normal(size=(2, 3, 4))
+    nan = values.copy()
+    nan[1, 2, 3] = np.nan
+    for args in [(values,), (nan,), (np.zeros((2, 0, 4)),) if merged[0] in ("Sum", "Prod") else (values,)]:
+        ref = lucent.function([x], out, mode=Mode(linker="py", optimizer=None))(*args)
+        for mode in ("FAST_RUN", "FAST_COMPILE"):
+            got = lucent.function([x], out, mode=mode)(*args)
+            assert got.dtype == ref.dtype and got.shape == ref.shape
+            np.testing.assert_allclose(got, ref, rtol=1e-12, equal_nan=True)
+
+
+def test_reduce_chain_on_float32_int_and_bool():
+    for x, values, build in [
+        (lt.fmatrix("x"), rng().normal(size=(3, 5)).astype("float32"), lambda x: lt.sum(lt.sum(x, axis=0))),
+        (lt.bmatrix("x"), np.full((4, 40), 100, "int8"), lambda x: lt.sum(lt.sum(x, axis=1))),
+        (lt.matrix("x", dtype="bool"), np.eye(3, dtype=bool), lambda x: lt.any(lt.any(x, axis=1))),
+    ]:
+        out = build(x)
+        assert len(_reductions(canonicalize(out))) == 1
+        f = lucent.function([x], out, mode="FAST_RUN")
+        got = f(values)
+        ref = lucent.function([x], out, mode=Mode(linker="py", optimizer=None))(values)
+        assert got.dtype == ref.dtype
+        np.testing.assert_allclose(got, ref, rtol=1e-5)
+    # int8 sums accumulate in int64 in both forms: 4 * 40 * 100 does not wrap
+    y = lt.bmatrix("y")
+    total = lucent.function([y], lt.sum(lt.sum(y, axis=1)), mode="FAST_RUN")(np.full((4, 40), 100, "int8"))
+    assert total.dtype == np.int64 and total == 16000
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        # the inner sum is also an output: it is computed anyway
+        lambda x: [lt.sum(lt.sum(x, axis=1)), lt.sum(x, axis=1)],
+        # different kinds of reduction
+        lambda x: [lt.max(lt.sum(x, axis=1))],
+        # the inner sum narrows to int8 (wraps where the merged sum would not)
+        lambda x: [lt.sum(lt.sum(lt.cast(x, "int8"), axis=1, dtype="int8"))],
+        # the inner sum widens float32 to float64: merging would change the output dtype
+        lambda x: [lt.sum(lt.sum(lt.cast(x, "float32"), axis=1, dtype="float64"))],
+        # different accumulators
+        lambda x: [lt.sum(lt.sum(x, axis=1, acc_dtype="float32"))],
+    ],
+)
+def test_reduce_chain_left_alone(build):
+    x = lt.dmatrix("x")
+    outs = build(x)
+    # the same reductions remain (the two equal inner sums of the first case merge)
+    assert set(_reductions(canonicalize(outs))) == set(_reductions(outs))
+    values = np.full((3, 200), 1.5)
+    f = lucent.function([x], outs, mode="FAST_RUN")
+    ref = lucent.function([x], outs, mode=Mode(linker="py", optimizer=None))
+    for got, want in zip(f(values), ref(values)):
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want)
