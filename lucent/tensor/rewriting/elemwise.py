@@ -35,6 +35,8 @@ inputs.
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from lucent.graph.basic import Constant
@@ -132,6 +134,49 @@ def _inlined_constant(var):
     return ps.constant(data.reshape(())[()], dtype=data.dtype.name)
 
 
+_COMMUTATIVE = (ps.Add, ps.Mul)
+
+
+def _canonical_operands(scalar_op, operands, keys):
+    """``operands`` of a two-operand ``add`` or ``mul`` in a canonical order.
+
+    ``a * b`` and ``b * a`` are the same value bit for bit, but two fused
+    groups that differ only in that order (the gradients of ``tanh`` at two
+    layers, say) would be two kernels to compile. Ordering by the operands'
+    structure (composite inputs by position, then constants, then computed
+    values by their expression) makes them one composite, so the second
+    group reuses the first one's kernel. Only two operands of one dtype are
+    swapped: reordering three would reassociate the computation.
+    """
+    if type(scalar_op) not in _COMMUTATIVE or len(operands) != 2:
+        return operands
+    a, b = operands
+    if a.type != b.type:
+        return operands
+    return sorted(operands, key=lambda v: _scalar_key(v, keys))
+
+
+def _scalar_key(var, keys):
+    """A flat, sortable description of a scalar value of the composite being built.
+
+    Inputs are keyed by position; constants by type and value; a computed
+    value by a digest of its op and its operands' keys. The members are
+    built in topological order and every output is keyed as it is made
+    (``_key_outputs``), so this never recurses, however deep the group.
+    """
+    key = keys.get(var)
+    if key is None:  # a constant (inputs and computed values are keyed already)
+        key = keys[var] = (1, str(var.type), repr(getattr(var, "data", None)))
+    return key
+
+
+def _key_outputs(node, keys):
+    operands = "|".join(repr(_scalar_key(v, keys)) for v in node.inputs)
+    for k, out in enumerate(node.outputs):
+        text = f"{node.op}#{k}({operands})"
+        keys[out] = (2, hashlib.sha1(text.encode()).hexdigest())
+
+
 def _exposed(fgraph, group, members):
     """Outputs of group members read outside the group or returned by the graph."""
     out = []
@@ -164,9 +209,12 @@ def _build(fgraph, group, order):
             smap[v] = c
     if not t_inputs:
         return [], None  # only constants: constant folding's job
+    order_keys = {c: (0, k) for k, c in enumerate(s_inputs)}
     for node in members:
-        s_out = node.op.scalar_op.make_node(*[smap[v] for v in node.inputs]).outputs
-        smap.update(zip(node.outputs, s_out))
+        operands = _canonical_operands(node.op.scalar_op, [smap[v] for v in node.inputs], order_keys)
+        s_node = node.op.scalar_op.make_node(*operands)
+        _key_outputs(s_node, order_keys)
+        smap.update(zip(node.outputs, s_node.outputs))
     exposed = _exposed(fgraph, group, members)
     comp = Composite(s_inputs, [smap[o] for o in exposed])
     new_outs = Elemwise(comp)(*t_inputs, return_list=True)

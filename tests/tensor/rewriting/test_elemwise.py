@@ -224,3 +224,46 @@ def test_mode_runs_fusion_only_when_asked(mode):
     f = lucent.function([x], lt.exp(x) * 2 + 1, mode=mode)
     n = len(_elemwise_nodes(f))
     assert (n == 1) == (mode == "FAST_RUN")
+
+
+def _composites(fn):
+    return [n.op.scalar_op for n in _elemwise_nodes(fn) if isinstance(n.op.scalar_op, Composite)]
+
+
+def test_groups_differing_in_the_order_of_a_product_share_one_composite():
+    """``b * (1 - a*a)`` and ``(1 - c*c) * d`` (a tanh gradient written two ways) are one
+    composite op, so the Numba path compiles one kernel for both; values are bit-identical."""
+    a, b, c, d = lt.dmatrices("a", "b", "c", "d")
+    outs = [b * (1 - a * a), (1 - c * c) * d]
+    rng = np.random.default_rng(3)
+    values = [rng.normal(size=(3, 4)) for _ in range(4)]
+    values[0][1, 2] = np.nan
+    fused = _compare([a, b, c, d], outs, values)
+    first, second = _composites(fused)
+    assert first == second and str(first) == str(second) == "Composite{i1 * (1 - (i0 * i0))}"
+    for mode in ("FAST_RUN", "FAST_COMPILE"):
+        got = lucent.function([a, b, c, d], outs, mode=mode)(*values)
+        # (the Numba path may contract a*b+c into one fused multiply-add: last-bit differences)
+        np.testing.assert_allclose(got[0], values[1] * (1 - values[0] * values[0]), rtol=1e-12, atol=1e-15, equal_nan=True)
+        np.testing.assert_allclose(got[1], (1 - values[2] * values[2]) * values[3], rtol=1e-12, atol=1e-15, equal_nan=True)
+
+
+def test_only_two_operands_of_one_dtype_are_reordered():
+    """Three operands would reassociate, and mixed dtypes could change where a cast happens:
+    both keep the order they were written in."""
+    x, y, z = lt.dvectors("x", "y", "z")
+    i = lt.lvector("i")
+    three = lt.mul(lt.exp(x), y, z)
+    mixed = (x * 2.0 + 1.0) * i
+    fused = _compare([x, y, z, i], [three, mixed], [np.array([1.5, -2.0]), np.array([3.0, 0.1]), np.array([-1.0, 7.0]), np.array([2, 3])])
+    texts = sorted(str(op) for op in _composites(fused))
+    assert texts == sorted(["Composite{exp(i0) * i1 * i2}", "Composite{((i0 * 2.0) + 1.0) * i1}"]), texts
+
+
+def test_a_deep_fused_chain_is_keyed_without_recursion():
+    x = lt.dvector("x")
+    h = x
+    for k in range(2000):
+        h = h * 1.0001 if k % 2 else 0.5 + h
+    fn = _compare([x], [h], [np.array([0.25, -1.0])])
+    assert len(_composites(fn)) == 1
