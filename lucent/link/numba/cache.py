@@ -244,7 +244,10 @@ def load_graph_function(key, source, namespace, cacheable, name="graph_fn"):
 
         options = {"cache": cache, "fastmath": config.numba__fastmath, "no_cfunc_wrapper": True}
         if name == "graph_fn":
-            return numba.njit(**options)(fn)
+            from lucent.link.numba.dispatch.layout_pruning import KernelCompiler
+
+            # compiled like a kernel (``KernelCompiler``), with a CPython wrapper
+            return numba.njit(pipeline_class=KernelCompiler, **options)(fn)
         from lucent.link.numba.dispatch.python_entry import kernel_dispatcher
 
         return kernel_dispatcher(fn, options)

@@ -21,7 +21,10 @@ from numba.core import ir, types
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.ir_utils import guard, get_definition
+from numba.core.typed_passes import NopythonTypeInference
 from numba.core.untyped_passes import DeadBranchPrune
+
+from lucent.link.numba.dispatch.kernel_library import UseKernelCodeLibrary
 
 
 def _is_layout_test(func_ir, expr):
@@ -64,11 +67,16 @@ class ResolveArgumentLayouts(FunctionPass):
 
 
 class KernelCompiler(CompilerBase):
-    """Numba's nopython pipeline, with the layouts of arguments resolved before branches are pruned."""
+    """Numba's nopython pipeline, with the layouts of arguments resolved before branches are pruned.
+
+    It also lowers into a ``KernelCodeLibrary`` (``kernel_library``): LLVM
+    optimises a kernel's module once, not its functions first.
+    """
 
     def define_pipelines(self):
         pipeline = DefaultPassBuilder.define_nopython_pipeline(self.state)
         pipeline.add_pass_after(ResolveArgumentLayouts, _pass_before(pipeline, DeadBranchPrune))
+        pipeline.add_pass_after(UseKernelCodeLibrary, NopythonTypeInference)
         pipeline.finalize()
         return [pipeline]
 

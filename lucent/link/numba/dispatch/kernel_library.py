@@ -1,0 +1,55 @@
+"""Kernels are optimised by LLVM once per module, not once per function and again per module.
+
+Numba optimises a compiled function's LLVM code three times: each function
+of the new module on its own (``_optimize_functions``, a function-level O3
+pipeline meant to shrink what is linked later), then the linked module with
+a cheaper module pipeline, then with the full one. For a lucent kernel, a
+module of a few small functions that is compiled once and called through a
+slot (``kernel_calls``), the first round is work the module pipelines
+repeat: they include the same function simplifications, run after the
+callees are linked in and inlined, where they see more. Leaving it out
+makes a kernel about a tenth cheaper to compile; the machine code is
+optimised by the same module pipelines as before.
+
+``UseKernelCodeLibrary`` is a pass of ``KernelCompiler`` that runs after
+typing (before lowering, which makes the library otherwise) and gives the compilation a ``KernelCodeLibrary``, Numba's
+JIT library without the per-function round. Everything else (linking,
+caching, loading from the cache) is Numba's own.
+"""
+
+from __future__ import annotations
+
+from numba.core.codegen import JITCodeLibrary
+from numba.core.compiler_machinery import FunctionPass, register_pass
+
+
+class KernelCodeLibrary(JITCodeLibrary):
+    """Numba's JIT code library whose functions are optimised only with their module."""
+
+    def _optimize_functions(self, ll_module):
+        # Only what the module pipelines need from this step: the target's data layout.
+        ll_module.data_layout = self._codegen._data_layout
+
+
+@register_pass(mutates_CFG=False, analysis_only=False)
+class UseKernelCodeLibrary(FunctionPass):
+    """Gives the compilation a ``KernelCodeLibrary`` (when Numba's JIT codegen would make a ``JITCodeLibrary``)."""
+
+    _name = "lucent_kernel_code_library"
+
+    def __init__(self):
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state):
+        if state.library is not None:
+            return False
+        codegen = state.targetctx.codegen()
+        if getattr(codegen, "_library_class", None) is not JITCodeLibrary:
+            return False  # another target: Numba makes its own library
+        state.library = KernelCodeLibrary(codegen, state.func_id.func_qualname)
+        # as Numba's lowering does for the library it makes: serialisable for the disk cache
+        state.library.enable_object_caching()
+        return False
+
+
+__all__ = ["KernelCodeLibrary", "UseKernelCodeLibrary"]

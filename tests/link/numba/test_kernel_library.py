@@ -1,0 +1,79 @@
+"""Tests of lucent/link/numba/dispatch/kernel_library.py: kernels optimised once per module."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+import numba  # noqa: E402
+from numba.core.codegen import JITCodeLibrary  # noqa: E402
+
+import lucent  # noqa: E402
+import lucent.tensor as lt  # noqa: E402
+from lucent.link.numba.dispatch import numba_funcify  # noqa: E402
+from lucent.link.numba.dispatch.kernel_library import KernelCodeLibrary  # noqa: E402
+from lucent.link.numba.dispatch.python_entry import kernel_dispatcher  # noqa: E402
+
+
+def _fresh_kernel(expr):
+    """The generated kernel of ``expr``'s node, compiled here (not loaded from the disk cache)."""
+    node = expr.owner
+    return kernel_dispatcher(numba_funcify(node.op, node).py_func, {"error_model": "numpy"})
+
+
+def test_a_kernel_is_lowered_into_a_kernel_library_and_computes_the_same():
+    x, y = lt.dvector("x"), lt.dvector("y")
+    kernel = _fresh_kernel(lt.true_div(x, y))
+    a, b = np.linspace(-2, 2, 37), np.linspace(3, -1, 37)
+    a[5] = np.nan
+    with np.errstate(divide="ignore"):  # b has a zero: inf, as on the kernel's side
+        np.testing.assert_array_equal(kernel(a, b), a / b)
+    (cres,) = kernel.overloads.values()
+    assert type(cres.library) is KernelCodeLibrary
+
+
+def test_loops_are_still_vectorised_by_the_module_pipelines():
+    """The per-function round left out must not cost the machine code its SIMD loops."""
+    x, y = lt.dmatrix("x"), lt.dmatrix("y")
+    kernel = _fresh_kernel(x * y)
+    a = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(kernel(a, a + 1), a * (a + 1))
+    ir = kernel.inspect_llvm(tuple(numba.typeof(v) for v in (a, a)))
+    assert "x double>" in ir  # vector instructions on doubles
+
+
+def test_graph_functions_are_compiled_the_same_way():
+    x = lt.dvector("x")
+    f = lucent.function([x], [lt.tanh(x) * 2.0, x.sum()], mode="FAST_RUN")
+    v = np.linspace(-1, 1, 11)
+    got = f(v)
+    np.testing.assert_allclose(got[0], np.tanh(v) * 2.0, rtol=1e-15)
+    np.testing.assert_allclose(got[1], v.sum(), atol=1e-15)
+    program = f.maker.linker.program
+    fn = program.fn
+    if not program.native:  # compiled by Numba in this process (not loaded from a bundle)
+        libraries = [cres.library for cres in fn.overloads.values()]
+        assert libraries and all(isinstance(lib, JITCodeLibrary) for lib in libraries)
+        fresh = [lib for lib in libraries if type(lib) is not JITCodeLibrary]
+        # loaded from Numba's disk cache: a plain JIT library; compiled: a kernel library
+        assert all(type(lib) is KernelCodeLibrary for lib in fresh)
+
+
+def test_another_codegen_keeps_numba_s_own_library():
+    """The pass only replaces the JIT library it knows; other targets make their own."""
+    from numba.core.compiler import StateDict
+
+    from lucent.link.numba.dispatch.kernel_library import UseKernelCodeLibrary
+
+    class OtherCodegen:
+        _library_class = object
+
+    class Target:
+        def codegen(self):
+            return OtherCodegen()
+
+    state = StateDict()
+    state.library = None
+    state.targetctx = Target()
+    assert UseKernelCodeLibrary().run_pass(state) is False
+    assert state.library is None
