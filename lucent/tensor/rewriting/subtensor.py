@@ -1,4 +1,4 @@
-"""Rewrites of basic indexing: slices that select everything are dropped.
+"""Rewrites of basic indexing: views and writes that change nothing are dropped.
 
 Gradients of loops and of indexing build chains of views such as
 ``x[0:][:n][::1]``: every bound a slice of a constant ``0`` start or step
@@ -7,15 +7,29 @@ input already holds. ``local_useless_slice`` removes such bounds (and the
 trailing full slices they leave): a start of ``0`` with a positive step, a
 step of ``1``, a stop at or past a dimension's static length. A
 ``Subtensor`` left with nothing to select is its input itself.
+
+Loops' gradients also build their zero states as "allocate zeros, write
+zeros into the first rows, read row 0". ``local_setsubtensor_of_constants``
+drops a write of a value into an array already filled with that value
+(and an increment by zeros), and ``local_subtensor_of_alloc`` reads an
+element of an ``Alloc`` as a smaller ``Alloc``. Both apply only when the
+original could not have raised: a write whose value provably fits the
+region it writes, an index provably inside its dimension.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
+from lucent.graph.basic import Constant
 from lucent.graph.rewriting.basic import node_rewriter
-from lucent.tensor.rewriting.basic import _is_output
+from lucent.scalar import basic as ps
+from lucent.tensor.basic import Alloc
+from lucent.tensor.elemwise import Elemwise
+from lucent.tensor.rewriting.basic import _is_output, scalar_fill_value
 from lucent.tensor.rewriting.registry import register_canonicalize, register_specialize
 from lucent.tensor.shape import Shape_i
-from lucent.tensor.subtensor import Subtensor, _const, _is_slice, _split_inputs
+from lucent.tensor.subtensor import IncSubtensor, Subtensor, _const, _is_slice, _split_inputs
 
 
 def _is_own_length(stop, x, axis):
@@ -78,4 +92,134 @@ register_canonicalize(local_useless_slice, "fast_compile")
 register_specialize(local_useless_slice)
 
 
-__all__ = ["local_useless_slice"]
+def _lower_bound(var, depth=16):
+    """A number ``var`` (an integer scalar) is provably at least, or ``None``.
+
+    Knows constants, lengths (``Shape_i``, never negative) and ``+``,
+    ``maximum``, ``minimum`` of such values: what loops' gradients write
+    their lengths with (``n + 1``, ``minimum(0, n) + 1``).
+    """
+    if depth == 0:
+        return None
+    if isinstance(var, Constant):
+        data = np.asarray(var.data)
+        return int(data) if data.ndim == 0 and data.dtype.kind in "iu" else None
+    node = var.owner
+    if node is None:
+        return None
+    if isinstance(node.op, Shape_i):
+        return 0
+    if not isinstance(node.op, Elemwise) or node.op.scalar_op.nout != 1:
+        return None
+    op = node.op.scalar_op
+    if not isinstance(op, (ps.Add, ps.Maximum, ps.Minimum)):
+        return None
+    bounds = [_lower_bound(v, depth - 1) for v in node.inputs]
+    if isinstance(op, ps.Maximum):
+        known = [b for b in bounds if b is not None]
+        return max(known) if known else None
+    if any(b is None for b in bounds):
+        return None
+    return sum(bounds) if isinstance(op, ps.Add) else min(bounds)
+
+
+def _write_cannot_fail(node):
+    """Whether a basic ``IncSubtensor`` provably writes without an error.
+
+    Its index has only slices with no step (a slice never raises for its
+    bounds; a step could be 0), and every dimension of the value either
+    broadcasts by its type (static length 1) or provably has the region's
+    length there (the symbolic shapes of ``x[index]`` and of the value are
+    the same expression).
+    """
+    from lucent.tensor.rewriting.shape_feature import ShapeFeature
+
+    x, y, *indices = node.inputs
+    if any(not _is_slice(e) or e[2] for e in node.op.idx_list):
+        return False
+    # every slice keeps its dimension: the region has x's rank
+    offset = x.type.ndim - y.type.ndim
+    region = None
+    # not the graph's own feature: the region below is a new variable outside the graph
+    features = ShapeFeature()
+    for d in range(y.type.ndim):
+        if y.type.shape[d] == 1:
+            continue
+        if region is None:
+            region = Subtensor(node.op.idx_list)(x, *indices)
+        if not features.same_shape(region, y, d + offset, d):
+            return False
+    return True
+
+
+@node_rewriter([IncSubtensor])
+def local_setsubtensor_of_constants(fgraph, node):
+    """``set_subtensor(zeros(s)[:k], zeros_like(v))`` -> ``zeros(s)``; ``inc_subtensor(x[:k], 0)`` -> ``x``.
+
+    Writing into an array every element of which already has the value
+    written (both filled with one constant), or adding zeros, leaves it as
+    it was, as long as the write could not have raised
+    (``_write_cannot_fail``).
+    """
+    x, y = node.inputs[0], node.inputs[1]
+    fill_y = scalar_fill_value(y)
+    if fill_y is None or x.type != node.outputs[0].type:
+        return False
+    if node.op.set_instead_of_inc:
+        fill_x = scalar_fill_value(x)
+        if fill_x is None or not _same_number(fill_x, fill_y, x.type.dtype):
+            return False
+    elif fill_y != 0:
+        # adding zeros: the neutral element, as for ``x + 0`` (``local_neutral_elements``)
+        return False
+    if not _write_cannot_fail(node):
+        return False
+    if _is_output(fgraph, node.outputs[0]) and x.owner is None:
+        return False  # an output must not become an input of the graph
+    return [x]
+
+
+def _same_number(a, b, dtype):
+    """Whether ``a`` and ``b`` are the same value once stored in ``dtype`` (NaN never is)."""
+    with np.errstate(all="ignore"):
+        a, b = np.asarray(a).astype(dtype), np.asarray(b).astype(dtype)
+    return bool(a == b) and np.signbit(a) == np.signbit(b)
+
+
+@node_rewriter([Subtensor])
+def local_subtensor_of_alloc(fgraph, node):
+    """``alloc(c, n + 1, m, k)[0]`` -> ``alloc(c, m, k)``: an element of a filled array is a filled array.
+
+    Only integer indices that are constants provably inside their
+    dimension (``_lower_bound`` of its length), followed by nothing or
+    whole dimensions, and a 0-d fill value: the original could not raise.
+    """
+    alloc = node.inputs[0].owner
+    if alloc is None or not isinstance(alloc.op, Alloc) or alloc.inputs[0].type.ndim != 0:
+        return False
+    value, *lengths = alloc.inputs
+    kept = []
+    for axis, (entry, parts) in enumerate(_split_inputs(node.op.idx_list, node.inputs[1:])):
+        if _is_slice(entry):
+            if entry != (None, None, None):
+                return False
+            kept.append(lengths[axis])
+            continue
+        index = _const(parts)
+        bound = _lower_bound(lengths[axis])
+        if index is None or bound is None or not (-bound <= index < bound):
+            return False
+    kept.extend(lengths[len(node.op.idx_list):])
+    new = alloc.op(value, *kept)
+    if new.type != node.outputs[0].type:
+        return False
+    return [new]
+
+
+register_canonicalize(local_setsubtensor_of_constants)
+register_specialize(local_setsubtensor_of_constants)
+register_canonicalize(local_subtensor_of_alloc)
+register_specialize(local_subtensor_of_alloc)
+
+
+__all__ = ["local_useless_slice", "local_setsubtensor_of_constants", "local_subtensor_of_alloc"]

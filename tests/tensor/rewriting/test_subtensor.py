@@ -75,3 +75,105 @@ def test_other_dtypes_and_empty_arrays(dtype):
     assert _subtensors(new) == []
     for value in (np.ones((3, 2), dtype), np.ones((0, 2), dtype)):
         check_values([x], out, new, [value])
+
+
+# --------------------------------------------------------------------------- #
+# Writes that change nothing; elements of filled arrays
+# --------------------------------------------------------------------------- #
+def _writes(out):
+    from lucent.tensor.subtensor import IncSubtensor
+
+    return ops_of(out, IncSubtensor)
+
+
+def _allocs(out):
+    from lucent.tensor.basic import Alloc
+
+    return ops_of(out, Alloc)
+
+
+def test_writing_zeros_into_zeros_and_reading_row_zero_is_one_alloc():
+    """The zero state of a loop's gradient: zeros(n+1, 1, d) with zeros written into [:1], row 0 read."""
+    xs = lt.dmatrix("xs")
+    h = lt.dvector("h")
+    n, d = xs.shape[0], h.shape[0]  # lengths: never negative
+    buffer = lt.zeros((n + 1, 1, d))
+    state = lt.set_subtensor(buffer[:1], lt.zeros((1, d))[None])[0]
+    out = state * 2.0 + h
+    new = canonicalize(out)
+    assert _writes(new) == [] and _subtensors(new) == []
+    assert len(_allocs(new)) == 1
+    for nv, hv in [(3, np.array([1.0, -2.0, np.nan])), (0, np.zeros(0))]:
+        check_values([xs, h], out, new, [np.ones((nv, 2)), hv])
+
+
+def test_writing_a_filled_value_of_another_shape_source_proves_its_lengths():
+    """``zeros_like(W)[None]`` written into zeros(m, W.shape[0], W.shape[1]): the lengths are W's."""
+    W = lt.dmatrix("W")
+    xs = lt.dmatrix("xs")
+    buffer = lt.zeros((lt.minimum(0, xs.shape[0]) + 1, W.shape[0], W.shape[1]))
+    out = lt.set_subtensor(buffer[:1], lt.zeros_like(W)[None])[0] + W
+    new = canonicalize(out)
+    assert _writes(new) == [] and _subtensors(new) == []
+    check_values([W, xs], out, new, [M, np.ones((5, 1))], [np.zeros((0, 2)), np.zeros((0, 1))])
+
+
+def test_incrementing_by_zeros_is_the_array():
+    x = lt.dmatrix("x")
+    out = lt.inc_subtensor(x[1:], lt.zeros_like(x[1:])) * 3.0
+    new = canonicalize(out)
+    assert _writes(new) == []
+    check_values([x], out, new, [M], [np.zeros((0, 5))])
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        # another value than the one the array holds
+        lambda x, n, y: lt.set_subtensor(lt.zeros((n, 3))[:1], lt.ones((1, 3))),
+        # NaN is not equal to itself: the write stays
+        lambda x, n, y: lt.set_subtensor(lt.alloc(np.nan, n, 3)[:1], lt.alloc(np.nan, 1, 3)),
+        # a value whose length may not fit the region (y's length vs 3): the error must stay
+        lambda x, n, y: lt.set_subtensor(lt.zeros((n, 3))[:1], lt.zeros_like(y)),
+        # an integer index may be out of bounds
+        lambda x, n, y: lt.set_subtensor(lt.zeros((n, 3))[0], lt.zeros((3,))),
+        # a stepped slice (a step of 0 raises)
+        lambda x, n, y: lt.set_subtensor(lt.zeros((n, 3))[::2], lt.zeros((1, 3))),
+        # the array is not filled with one value
+        lambda x, n, y: lt.set_subtensor(x[:1], lt.zeros((1, 3))),
+        # an increment by something else than zeros
+        lambda x, n, y: lt.inc_subtensor(x[:1], lt.ones((1, 3))),
+    ],
+)
+def test_writes_that_may_change_or_raise_stay(build):
+    x = lt.dmatrix("x")
+    n = lt.lscalar("n")
+    y = lt.dmatrix("y")
+    out = build(x, n, y) * 2.0
+    new = canonicalize(out)
+    assert len(_writes(new)) == 1
+    check_values([x, n, y], out, new, [np.ones((2, 3)), np.array(2), np.ones((1, 3))])
+
+
+def test_an_element_of_an_alloc_needs_an_index_provably_inside():
+    xs = lt.dmatrix("xs")
+    n = xs.shape[0]  # a length: at least 0
+    c = lt.dscalar("c")
+    inside = [lt.alloc(c, n + 1, 3)[0], lt.alloc(c, lt.maximum(n, 2), 3)[-2], lt.alloc(c, 4, n)[3, :]]
+    maybe_outside = [lt.alloc(c, n, 3)[0], lt.alloc(c, n + 1, 3)[1], lt.alloc(c, n + 1, 3)[-2], lt.alloc(c, n + 1, 3)[0:1]]
+    for out in inside:
+        new = canonicalize(out * 1.5)
+        assert _subtensors(new) == [], out
+        check_values([xs, c], out * 1.5, new, [np.ones((2, 1)), np.array(0.5)])
+    for out in maybe_outside:
+        new = canonicalize(out * 1.5)
+        assert len(_subtensors(new)) == 1, out
+    # the original raises for n = 0 and index 0: so does the kept read
+    import lucent
+
+    f = lucent.function([xs, c], maybe_outside[0] * 1.5, mode="FAST_RUN")
+    with pytest.raises(IndexError):
+        f(np.zeros((0, 1)), np.array(1.0))
+    # an index a plain integer input could push outside stays too (n may be negative)
+    m = lt.lscalar("m")
+    assert len(_subtensors(canonicalize(lt.alloc(c, m + 1, 3)[0] * 1.5))) == 1
