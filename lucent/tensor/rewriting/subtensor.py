@@ -12,9 +12,11 @@ Loops' gradients also build their zero states as "allocate zeros, write
 zeros into the first rows, read row 0". ``local_setsubtensor_of_constants``
 drops a write of a value into an array already filled with that value
 (and an increment by zeros), and ``local_subtensor_of_alloc`` reads an
-element of an ``Alloc`` as a smaller ``Alloc``. Both apply only when the
-original could not have raised: a write whose value provably fits the
-region it writes, an index provably inside its dimension.
+element of an ``Alloc`` as a smaller ``Alloc``; the rows a gradient writes
+into zeros and reads back are the value written
+(``local_read_of_write_same_indices``). They apply only when the original
+could not have raised: a write whose value provably fits the region it
+writes, an index provably inside its dimension.
 """
 
 from __future__ import annotations
@@ -187,6 +189,40 @@ def _same_number(a, b, dtype):
 
 
 @node_rewriter([Subtensor])
+def local_read_of_write_same_indices(fgraph, node):
+    """``set_subtensor(x[i:], y)[i:]`` -> ``y``; ``inc_subtensor(zeros[i:], y)[i:]`` -> ``y``.
+
+    Reading back the region just written gives the value written (added
+    to zeros, for an increment), when the write could not have raised
+    (``_write_cannot_fail``) and the value provably has the region's
+    shape, so that nothing of it was broadcast. A loop's gradient writes
+    its output gradient into zeros and reads the same rows back.
+    """
+    write = node.inputs[0].owner
+    if write is None or type(write.op) is not IncSubtensor or write.op.idx_list != node.op.idx_list:
+        return False
+    x, y, *indices = write.inputs
+    if len(indices) != len(node.inputs) - 1 or any(a is not b for a, b in zip(indices, node.inputs[1:])):
+        return False
+    if not write.op.set_instead_of_inc:
+        fill = scalar_fill_value(x)
+        if fill is None or fill != 0:
+            return False
+    out = node.outputs[0]
+    if y.type.ndim != out.type.ndim or y.type.dtype != out.type.dtype:
+        return False
+    if y.type != out.type and not out.type.is_super(y.type):
+        return False
+    if _is_output(fgraph, out) and y.owner is None:
+        return False  # an output must not become an input of the graph
+    from lucent.tensor.rewriting.shape_feature import ShapeFeature
+
+    if not _write_cannot_fail(write) or not ShapeFeature().same_shape(out, y):
+        return False
+    return [y]
+
+
+@node_rewriter([Subtensor])
 def local_subtensor_of_alloc(fgraph, node):
     """``alloc(c, n + 1, m, k)[0]`` -> ``alloc(c, m, k)``: an element of a filled array is a filled array.
 
@@ -220,6 +256,13 @@ register_canonicalize(local_setsubtensor_of_constants)
 register_specialize(local_setsubtensor_of_constants)
 register_canonicalize(local_subtensor_of_alloc)
 register_specialize(local_subtensor_of_alloc)
+register_canonicalize(local_read_of_write_same_indices)
+register_specialize(local_read_of_write_same_indices)
 
 
-__all__ = ["local_useless_slice", "local_setsubtensor_of_constants", "local_subtensor_of_alloc"]
+__all__ = [
+    "local_useless_slice",
+    "local_setsubtensor_of_constants",
+    "local_read_of_write_same_indices",
+    "local_subtensor_of_alloc",
+]

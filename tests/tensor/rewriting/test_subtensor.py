@@ -177,3 +177,53 @@ def test_an_element_of_an_alloc_needs_an_index_provably_inside():
     # an index a plain integer input could push outside stays too (n may be negative)
     m = lt.lscalar("m")
     assert len(_subtensors(canonicalize(lt.alloc(c, m + 1, 3)[0] * 1.5))) == 1
+
+
+def test_reading_back_the_rows_just_written_is_the_value():
+    """The loop-gradient pattern: the output gradient written into zeros, the same rows read back."""
+    h = lt.dmatrix("h")
+    g = lt.exp(h[1:]) * 3.0  # provably the region's shape
+    outs = [
+        lt.inc_subtensor(lt.zeros_like(h)[1:], g)[1:] * 2.0,
+        lt.set_subtensor(h[1:], lt.tanh(h[1:]))[1:] * 2.0,
+    ]
+    new = canonicalize(outs)
+    assert _writes(new) == []
+    assert all(idx == ((True, None, None),) for idx in _subtensors(new))  # only the h[1:] of the values
+    check_values([h], outs, new, [M], [np.zeros((1, 2))], [np.zeros((0, 2))])
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        # the value has one row less than the region: the write raises, and must still
+        lambda h, g, v: lt.set_subtensor(h[1:], h[2:])[1:],
+        # a value whose shape is not known to be the region's
+        lambda h, g, v: lt.set_subtensor(h[1:], g)[1:],
+        # a value broadcast along a dimension: what is read back is not the value
+        lambda h, g, v: lt.set_subtensor(h[1:], v[None, :])[1:],
+        # another region read back
+        lambda h, g, v: lt.set_subtensor(h[1:], g)[2:],
+        # an increment of something else than zeros
+        lambda h, g, v: lt.inc_subtensor(h[1:], g)[1:],
+        # an integer index may be out of bounds
+        lambda h, g, v: lt.set_subtensor(h[0], v)[0],
+    ],
+)
+def test_reads_of_writes_that_may_differ_or_raise_stay(build):
+    h, g, v = lt.dmatrix("h"), lt.dmatrix("g"), lt.dvector("v")
+    out = build(h, g, v) * 2.0
+    new = canonicalize(out)
+    assert len(_writes(new)) == 1
+    args = [np.ones((4, 5)), np.ones((3, 5)), np.arange(5.0)]
+    try:
+        build(*[lt.constant(a) for a in args]).eval()
+    except ValueError:
+        # the write raises: it still does once rewritten, on both paths
+        import lucent
+
+        for mode in ("FAST_RUN", "FAST_COMPILE"):
+            with pytest.raises(ValueError, match="cannot broadcast"):
+                lucent.function([h, g, v], out, mode=mode, on_unused_input="ignore")(*args)
+        return
+    check_values([h, g, v], out, new, args)
