@@ -181,7 +181,8 @@ class BodyWriter:
         self.lines = []
         self.index = {}
         self.before_node = None  # hook: (node, indent) -> extra lines, before its line
-        #: ``{node: [names]}``: arguments passed after the node's inputs (a destination buffer)
+        #: ``{node: [names]}``: arguments passed after the node's inputs (a destination
+        #: buffer); ``{0}`` in one stands for the name of the node's first input
         self.extra_args = {}
 
     def _kernel_name(self, kernel):
@@ -235,7 +236,12 @@ class BodyWriter:
 
     def _write_node(self, node, indent):
         kernel, passed, _ = self.kernels[node]
-        names = [self._name_of(node.inputs[k]) for k in passed] + list(self.extra_args.get(node, ()))
+        extra = [
+            # an extra argument may be an expression of the node's first input ({0})
+            e.format(self._name_of(node.inputs[0])) if "{" in e else e
+            for e in self.extra_args.get(node, ())
+        ]
+        names = [self._name_of(node.inputs[k]) for k in passed] + extra
         inline = getattr(kernel, "__lucent_inline__", None)
         if inline is not None:
             # a one-expression kernel (a view, a shape) is written in place of its call

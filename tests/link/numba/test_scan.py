@@ -223,3 +223,61 @@ def test_a_state_returned_as_it_came_has_no_destination():
     (kernel,) = _inner_kernels(f)
     assert kernel.__lucent_destinations__ == []
     np.testing.assert_array_equal(f(np.array([1.0, 2.0])), [[1.0, 2.0]] * 3)
+
+
+_ONE_PRODUCT_KERNEL = """
+import json, sys
+import numpy as np
+from numba.core import event
+import lucent, lucent.tensor as lt
+from lucent.scan import scan
+
+compiled = []
+class Listener(event.Listener):
+    def on_start(self, e):
+        pass
+    def on_end(self, e):
+        compiled.append(e.data["dispatcher"].py_func.__name__)
+event.register("numba:compile", Listener())
+
+rng = np.random.default_rng(2)
+Wv, xs, h0v = rng.standard_normal((5, 5)) / 3, rng.standard_normal((8, 5)), rng.standard_normal(5)
+W = lucent.shared(Wv.copy(), name="W")
+X, h0 = lt.dmatrix("X"), lt.dvector("h0")
+hs = scan(lambda x_t, h, W_: lt.tanh(lt.dot(W_, h) + x_t), sequences=X, outputs_info=h0,
+          non_sequences=W, return_updates=False)
+loss = lt.sum(hs[-1] ** 2)
+f = lucent.function([X, h0], [loss, lucent.grad(loss, W)], mode="FAST_RUN")
+value, grad = f(xs, h0v)
+
+def loss_of(M):
+    h = h0v
+    for x in xs:
+        h = np.tanh(M @ h + x)
+    return np.sum(h ** 2)
+
+eps, numeric = 1e-6, np.zeros_like(Wv)
+for i in range(5):
+    for j in range(5):
+        d = np.zeros_like(Wv); d[i, j] = eps
+        numeric[i, j] = (loss_of(Wv + d) - loss_of(Wv - d)) / (2 * eps)
+np.testing.assert_allclose(value, loss_of(Wv), rtol=1e-12)
+np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+print("REPORT " + json.dumps({"gemv": compiled.count("gemv")}))
+"""
+
+
+def test_a_recurrence_and_its_gradient_loop_compile_one_product_kernel(tmp_path):
+    """The forward step's W @ h is written into the stored row (a destination kernel); the
+    gradient step's W.T @ g, a product into new zeros, runs on that same kernel."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, LUCENT_FLAGS=f"base_compiledir={tmp_path}")
+    out = subprocess.run([sys.executable, "-c", _ONE_PRODUCT_KERNEL], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.split("REPORT ")[-1])
+    assert report["gemv"] == 1

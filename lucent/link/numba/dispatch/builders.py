@@ -107,13 +107,58 @@ def loop_destinations(fgraph, positions):
     return found
 
 
-def _generate_inner(fgraph, order, kernels, plan=None, destinations=None):
+def _fresh_buffer_products(order, kernels, into):
+    """``{node: buffer expression}``: matrix-vector products of a loop body given a new buffer.
+
+    A recurrence's state is usually a ``Gemv`` written into the state row
+    (``into``, the destination kernel of ``Gemv{no_inplace}``). The other
+    products of a loop body get that same kernel and a buffer allocated at
+    the call (``empty_output(z.shape)``, what the plain kernel allocates
+    inside), so the forward loop and its gradient loop compile one product
+    kernel instead of two: every ``Gemv{no_inplace}``, and a ``Gemv{inplace}``
+    whose accumulator is a fresh ``Alloc`` and whose ``beta`` is the
+    constant 0 (``dot(A, x)`` as a product into a new buffer), which is
+    passed that ``Alloc`` itself as the destination: with ``beta == 0`` the
+    kernel never reads the accumulator, so writing its result there is
+    what the in-place kernel does, and nothing else shares that buffer.
+    """
+    from lucent.tensor.basic import Alloc
+    from lucent.tensor.blas import Gemv
+
+    plain = Gemv(inplace=False)
+    fresh = {}
+    for node in order:
+        if node in into or type(node.op) is not Gemv:
+            continue
+        z, beta = node.inputs[0], node.inputs[4]
+        if node.op.inplace and not (z.owner is not None and isinstance(z.owner.op, Alloc) and _is_zero(beta)):
+            continue
+        _, passed, _ = kernels[node]
+        try:
+            kernels[node] = (numba_funcify(plain, node=node, into=0), passed, False)
+        except Exception:  # no destination kernel (no CBLAS for the dtype): as before
+            continue
+        fresh[node] = "{0}" if node.op.inplace else f"empty_output({{0}}.shape, np.{node.outputs[0].type.dtype})"
+    return fresh
+
+
+def _is_zero(var):
+    from lucent.tensor.basic import NotScalarConstantError, get_scalar_constant_value
+
+    try:
+        return get_scalar_constant_value(var) == 0
+    except NotScalarConstantError:
+        return False
+
+
+def _generate_inner(fgraph, order, kernels, plan=None, destinations=None, fresh=None):
     """Source and globals of ``inner_graph_fn(*inputs, *destinations)`` returning every inner output.
 
     The nodes are written by the outer linker's ``BodyWriter``, so branches
     (``IfElse``) in an inner graph are native ``if`` blocks here too.
     ``destinations`` (``loop_destinations``) adds a parameter ``d<position>``
-    per entry, passed to the node that fills it.
+    per entry, passed to the node that fills it; ``fresh``
+    (``_fresh_buffer_products``) gives nodes a buffer made at the call.
     """
     from lucent.link.numba.codegen import BodyWriter
     from lucent.tensor.type import TensorType
@@ -132,6 +177,7 @@ def _generate_inner(fgraph, order, kernels, plan=None, destinations=None):
 
     writer = BodyWriter(kernels, names, namespace, constant_name, plan)
     writer.extra_args = {node: [f"d{position}"] for node, (_, position) in destinations.items()}
+    writer.extra_args.update({node: [expression] for node, expression in (fresh or {}).items()})
     body = writer.write(order)
 
     results, roots = [], set()
@@ -155,6 +201,10 @@ def _generate_inner(fgraph, order, kernels, plan=None, destinations=None):
     from lucent.link.numba.dispatch.memory import c_order_copy
 
     namespace["c_order_copy"] = c_order_copy
+    if fresh:
+        from lucent.link.numba.dispatch.memory import empty_output
+
+        namespace["empty_output"] = empty_output
     source = f"def inner_graph_fn({', '.join(params)}):\n" + "\n".join(body) + "\n"
     return source, namespace
 
@@ -204,7 +254,8 @@ def numba_funcify_inner_graph(op, node=None, destinations=(), **kwargs):
             kernels[inner_node] = (numba_funcify(inner_node.op, node=inner_node, into=j), passed, False)
         except Exception:  # no such kernel: the output is allocated and copied, as before
             del into[inner_node]
-    source, namespace = _generate_inner(fgraph, order, kernels, plan, into)
+    fresh = _fresh_buffer_products(order, kernels, into)
+    source, namespace = _generate_inner(fgraph, order, kernels, plan, into, fresh)
     try:
         inner_key = _cache_key(fgraph, order, kernels, [])
     except Uncacheable as e:
@@ -219,7 +270,7 @@ def numba_funcify_inner_graph(op, node=None, destinations=(), **kwargs):
     kernel = load_with_kernel_calls(
         f"inner{digest}", source, namespace,
         {name: (k, arity, f"inner node {label}", read) for name, (k, arity, label, read) in
-         _call_site_kernels(order, kernels, namespace, {n: 1 for n in into}).items()},
+         _call_site_kernels(order, kernels, namespace, {n: 1 for n in [*into, *fresh]}).items()},
         name="inner_graph_fn",
     )
     kernel.__lucent_origin__ = ("inner-graph", digest)
