@@ -12,9 +12,11 @@ makes a kernel about a tenth cheaper to compile; the machine code is
 optimised by the same module pipelines as before.
 
 ``UseKernelCodeLibrary`` is a pass of ``KernelCompiler`` that runs after
-typing (before lowering, which makes the library otherwise) and gives the compilation a ``KernelCodeLibrary``, Numba's
-JIT library without the per-function round. Everything else (linking,
-caching, loading from the cache) is Numba's own.
+typing (before lowering, which makes the library otherwise) and gives the
+compilation a ``KernelCodeLibrary``, Numba's JIT library without the
+per-function round. Everything else (linking, caching, loading from the
+cache) is Numba's own. Graph functions are compiled by ``KernelCompiler``
+too (with their CPython wrapper).
 """
 
 from __future__ import annotations
