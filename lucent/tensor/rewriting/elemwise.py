@@ -159,14 +159,17 @@ def _canonical_operands(scalar_op, operands, keys):
 def _scalar_key(var, keys):
     """A flat, sortable description of a scalar value of the composite being built.
 
-    Inputs are keyed by position; constants by type and value; a computed
-    value by a digest of its op and its operands' keys. The members are
-    built in topological order and every output is keyed as it is made
+    Inputs are keyed by position; constants by type only; a computed
+    value by a digest of its op and its operands' keys. Constants' values
+    stay out of every key: a variant of a model with other numbers (whose
+    constants become inputs of one shared kernel, ``composite_constants``)
+    must order its operands the same way. The members are built in
+    topological order and every output is keyed as it is made
     (``_key_outputs``), so this never recurses, however deep the group.
     """
     key = keys.get(var)
     if key is None:  # a constant (inputs and computed values are keyed already)
-        key = keys[var] = (1, str(var.type), repr(getattr(var, "data", None)))
+        key = keys[var] = (1, str(var.type))
     return key
 
 

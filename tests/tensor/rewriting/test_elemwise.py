@@ -267,3 +267,18 @@ def test_a_deep_fused_chain_is_keyed_without_recursion():
         h = h * 1.0001 if k % 2 else 0.5 + h
     fn = _compare([x], [h], [np.array([0.25, -1.0])])
     assert len(_composites(fn)) == 1
+
+
+def test_the_canonical_order_does_not_depend_on_constant_values():
+    """A variant of a formula with other numbers must fuse into the same structure (its
+    constants then become inputs of one shared kernel): constants' values are not in the keys."""
+    import re
+
+    x = lt.dvector("x")
+    shapes = set()
+    for k in range(12):
+        out = lt.exp(x) * (1.0 + (k + 0.1) / 7.0) + lt.sin(x * (k + 3))
+        fused = _compare([x], [out], [np.linspace(-1.0, 1.0, 5)])
+        (op,) = _composites(fused)
+        shapes.add(re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "C", str(op)))
+    assert len(shapes) == 1, shapes
