@@ -1,6 +1,6 @@
 """Tensor rewrites, registered into ``lucent.graph.rewriting.db.optdb`` on import.
 
-Stages (see ``registry``): canonicalize (``basic``, ``math``, ``shape``, ``subtensor``),
+Stages (see ``registry``): canonicalize (``basic``, ``math``, ``shape``, ``subtensor``, ``subtensor_lift``),
 stabilize (``stabilize``, ``special``), specialize (``specialize``),
 fusion and in-place (``elemwise``, ``fused_reduction``, ``composite_constants``,
 ``inplace``).
@@ -24,4 +24,5 @@ from lucent.tensor.rewriting import (  # noqa: F401
     specialize,
     stabilize,
     subtensor,
+    subtensor_lift,
 )

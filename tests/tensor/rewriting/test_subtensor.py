@@ -155,30 +155,6 @@ def test_writes_that_may_change_or_raise_stay(build):
     check_values([x, n, y], out, new, [np.ones((2, 3)), np.array(2), np.ones((1, 3))])
 
 
-def test_an_element_of_an_alloc_needs_an_index_provably_inside():
-    xs = lt.dmatrix("xs")
-    n = xs.shape[0]  # a length: at least 0
-    c = lt.dscalar("c")
-    inside = [lt.alloc(c, n + 1, 3)[0], lt.alloc(c, lt.maximum(n, 2), 3)[-2], lt.alloc(c, 4, n)[3, :]]
-    maybe_outside = [lt.alloc(c, n, 3)[0], lt.alloc(c, n + 1, 3)[1], lt.alloc(c, n + 1, 3)[-2], lt.alloc(c, n + 1, 3)[0:1]]
-    for out in inside:
-        new = canonicalize(out * 1.5)
-        assert _subtensors(new) == [], out
-        check_values([xs, c], out * 1.5, new, [np.ones((2, 1)), np.array(0.5)])
-    for out in maybe_outside:
-        new = canonicalize(out * 1.5)
-        assert len(_subtensors(new)) == 1, out
-    # the original raises for n = 0 and index 0: so does the kept read
-    import lucent
-
-    f = lucent.function([xs, c], maybe_outside[0] * 1.5, mode="FAST_RUN")
-    with pytest.raises(IndexError):
-        f(np.zeros((0, 1)), np.array(1.0))
-    # an index a plain integer input could push outside stays too (n may be negative)
-    m = lt.lscalar("m")
-    assert len(_subtensors(canonicalize(lt.alloc(c, m + 1, 3)[0] * 1.5))) == 1
-
-
 def test_reading_back_the_rows_just_written_is_the_value():
     """The loop-gradient pattern: the output gradient written into zeros, the same rows read back."""
     h = lt.dmatrix("h")
