@@ -34,7 +34,8 @@ from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 
 from lucent.link.numba.dispatch.basic import kernel_from_source, numba_funcify
-from lucent.link.numba.dispatch.kernel_prologue import broadcast_shape_lines
+from lucent.link.numba.dispatch.elemwise_loop import ELEMWISE_LOOP_VERSION
+from lucent.link.numba.dispatch.kernel_prologue import broadcast_pattern, broadcast_shape_lines
 from lucent.link.numba.dispatch.scalar import VECMATH_IMPORT, scalar_program
 from lucent.link.numba.dispatch.threads import PARALLEL_MIN, chunk_bounds, kernel_threads, parallel_decorator
 from lucent.tensor.elemwise import DimShuffle, Elemwise
@@ -61,6 +62,13 @@ class FlagSet(set):
     def __hash__(self):
         return hash(frozenset(self))
 
+
+#: What a kernel made of one ``elemwise_loop`` call imports (its version is in the text).
+IR_LOOP_IMPORT = (
+    f"# elemwise loop v{ELEMWISE_LOOP_VERSION}\n"
+    "from lucent.link.numba.dispatch.elemwise_loop import elemwise_loop\n"
+    "from numba import njit as elemwise_body_function\n"
+)
 
 KERNEL_OPTIONS = {"error_model": "numpy", "fastmath": FlagSet({"contract"})}
 
@@ -398,8 +406,43 @@ class ElemwiseCodegen:
             pre = []
         return pre + lines + _indent(inner, depth)
 
+    def _emits_ir(self):
+        """Whether the kernel is one ``elemwise_loop`` call (see :mod:`.elemwise_loop`)."""
+        return self.threads <= 1 and not self.checks and self.nin > 0
+
+    def _ir_source(self, args):
+        """The kernel as one ``elemwise_loop`` call and its scalar body as a function of the module."""
+        prog = self.prog
+        values = []
+        for o, dtype in enumerate(self.out_dtypes):
+            value = prog.outputs[o]
+            if dtype == "bool" or (dtype == "float64" and prog.output_dtypes[o] == dtype):
+                values.append(value)
+            else:
+                values.append(f"np.{dtype}({value})")
+        ret = values[0] if len(values) == 1 else "(" + ", ".join(values) + ",)"
+        body = [f"def elemwise_body({', '.join(prog.input_names)}):"] + _indent(prog.lines(fast=True) + [f"return {ret}"], 1)
+        kinds = []
+        for o in range(len(self.out_dtypes)):
+            if o == self.into:
+                kinds.append("dest")
+            elif o in self.inplace:
+                kinds.append(f"i{self.inplace[o]}")
+            else:
+                kinds.append("new")
+        arrays = "".join(f"{a}, " for a in args)
+        call = (
+            f"elemwise_loop(({arrays}), elemwise_body, 'Elemwise', {broadcast_pattern(self.in_static)!r}, "
+            f"{','.join(self.out_dtypes)!r}, {','.join(kinds)!r})"
+        )
+        kernel = f"def elemwise_kernel({', '.join(args)}):\n    return {call}\n"
+        return "@elemwise_body_function\n" + "\n".join(body) + "\n\n\n" + kernel
+
     def source(self):
-        args = ", ".join([f"i{j}" for j in range(self.nin)] + (["dest"] if self.into is not None else []))
+        args = [f"i{j}" for j in range(self.nin)] + (["dest"] if self.into is not None else [])
+        if self._emits_ir():
+            return self._ir_source(args)
+        args = ", ".join(args)
         body = self._shape_lines() + self._alloc_lines()
         body.append("size = " + (" * ".join(f"n{d}" for d in range(self.nd)) or "1"))
         if self._flat_ok():
@@ -436,6 +479,8 @@ def numba_funcify_Elemwise(op, node, into=None, **kwargs):
     codegen = ElemwiseCodegen(op, node, threads=kernel_threads(), into=into)
     source = codegen.source()
     imports = HELPER_IMPORT + codegen.prog.imports()
+    if codegen._emits_ir():
+        imports += IR_LOOP_IMPORT
     if codegen.threads > 1:
         imports += "import numba\n"
     return kernel_from_source(source, "elemwise_kernel", imports, **KERNEL_OPTIONS)

@@ -36,7 +36,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from lucent.link.numba.dispatch.memory import _output_type, allocate_array
+from lucent.link.numba.dispatch.memory import _output_type, allocate_array, allocate_extents
 from lucent.link.numba.dispatch.overlap import same_view_conflict
 
 RUNTIME_BROADCAST_HINT = (
@@ -85,6 +85,55 @@ def _parse_pattern(arrays, who, pattern):
     return who.literal_value, [[c == "1" for c in field] for field in fields]
 
 
+def emit_broadcast_lengths(context, builder, shapes, ones, name):
+    """Emit the checks of ``broadcast_shape`` on the inputs' ``shapes`` (IR values); return the output's lengths.
+
+    ``ones[j][d]``: input ``j`` has a static length 1 in dimension ``d``.
+    """
+    intp = context.get_value_type(types.intp)
+    one = ir.Constant(intp, 1)
+    nd = len(shapes[0]) if shapes else 0
+    lengths = []
+    for d in range(nd):
+        full = [j for j in range(len(ones)) if not ones[j][d]]
+        if full:
+            n = shapes[full[0]][d]
+            if len(full) > 1:
+                # the first input that differs decides the message
+                n_is_one = builder.icmp_signed("==", n, one)
+                code = ir.Constant(intp, 0)
+                for j in reversed(full[1:]):
+                    m = shapes[j][d]
+                    kind = builder.select(
+                        builder.or_(n_is_one, builder.icmp_signed("==", m, one)), ir.Constant(intp, 2), one
+                    )
+                    code = builder.select(builder.icmp_signed("!=", m, n), kind, code)
+                _raise_when(
+                    context,
+                    builder,
+                    builder.icmp_signed("==", code, ir.Constant(intp, 2)),
+                    f"{name}: input shapes are not compatible in dimension {d}: {RUNTIME_BROADCAST_HINT}",
+                )
+                _raise_when(
+                    context,
+                    builder,
+                    builder.icmp_signed("==", code, one),
+                    f"{name}: input shapes are not compatible in dimension {d}",
+                )
+        else:
+            n = one
+        for j in range(len(ones)):
+            if ones[j][d]:
+                _raise_when(
+                    context,
+                    builder,
+                    builder.icmp_signed("!=", shapes[j][d], one),
+                    f"{name}: input {j} has a static length 1 in dimension {d}",
+                )
+        lengths.append(n)
+    return lengths
+
+
 @intrinsic
 def broadcast_shape(typingctx, arrays, who, pattern):
     """The output shape of inputs ``arrays`` with static-1 ``pattern``; raises ``ValueError`` naming ``who``."""
@@ -96,54 +145,39 @@ def broadcast_shape(typingctx, arrays, who, pattern):
     result = types.UniTuple(types.intp, nd) if nd else types.Tuple(())
 
     def codegen(context, builder, sig, args):
-        intp = context.get_value_type(types.intp)
-        one = ir.Constant(intp, 1)
         values = cgutils.unpack_tuple(builder, args[0], len(sig.args[0]))
         shapes = [
             cgutils.unpack_tuple(builder, context.make_array(ty)(context, builder, value).shape, nd)
             for ty, value in zip(sig.args[0], values)
         ]
-        lengths = []
-        for d in range(nd):
-            full = [j for j in range(len(ones)) if not ones[j][d]]
-            if full:
-                n = shapes[full[0]][d]
-                if len(full) > 1:
-                    # the first input that differs decides the message
-                    n_is_one = builder.icmp_signed("==", n, one)
-                    code = ir.Constant(intp, 0)
-                    for j in reversed(full[1:]):
-                        m = shapes[j][d]
-                        kind = builder.select(
-                            builder.or_(n_is_one, builder.icmp_signed("==", m, one)), ir.Constant(intp, 2), one
-                        )
-                        code = builder.select(builder.icmp_signed("!=", m, n), kind, code)
-                    _raise_when(
-                        context,
-                        builder,
-                        builder.icmp_signed("==", code, ir.Constant(intp, 2)),
-                        f"{name}: input shapes are not compatible in dimension {d}: {RUNTIME_BROADCAST_HINT}",
-                    )
-                    _raise_when(
-                        context,
-                        builder,
-                        builder.icmp_signed("==", code, one),
-                        f"{name}: input shapes are not compatible in dimension {d}",
-                    )
-            else:
-                n = one
-            for j in range(len(ones)):
-                if ones[j][d]:
-                    _raise_when(
-                        context,
-                        builder,
-                        builder.icmp_signed("!=", shapes[j][d], one),
-                        f"{name}: input {j} has a static length 1 in dimension {d}",
-                    )
-            lengths.append(n)
+        lengths = emit_broadcast_lengths(context, builder, shapes, ones, name)
         return context.make_tuple(builder, result, lengths)
 
     return result(arrays, who, pattern), codegen
+
+
+def emit_inplace_choice(context, builder, target, value, t, others, result, extents, fresh=None):
+    """Emit ``inplace_output``'s choice: the array ``value`` (type ``target``, struct ``t``), increfed,
+    or a new C array of ``extents`` when it overlaps one of ``others`` (``(type, struct)`` pairs)
+    without being the same view. The value has type ``result``."""
+    if fresh is None:
+        fresh = types.Array(target.dtype, target.ndim, "C")
+    unsafe = cgutils.false_bit
+    for other_type, o in others:
+        unsafe = builder.or_(unsafe, same_view_conflict(context, builder, t, target, o, other_type))
+    with builder.if_else(unsafe, likely=False) as (then, otherwise):
+        with then:
+            new = allocate_extents(context, builder, fresh, extents)._getvalue()
+            new = context.cast(builder, new, fresh, result)
+            new_block = builder.block
+        with otherwise:
+            same = context.cast(builder, value, target, result)
+            context.nrt.incref(builder, result, same)
+            same_block = builder.block
+    chosen = builder.phi(new.type)
+    chosen.add_incoming(new, new_block)
+    chosen.add_incoming(same, same_block)
+    return chosen
 
 
 @intrinsic
@@ -171,26 +205,24 @@ def inplace_output(typingctx, target, shape, others, dtype):
     result = target if target.layout == "C" else target.copy(layout="A")
 
     def codegen(context, builder, sig, args):
+        from numba.np.arrayobj import _parse_shape
+
         t = context.make_array(target)(context, builder, args[0])
-        unsafe = cgutils.false_bit
-        for other_type, other in zip(sig.args[2], cgutils.unpack_tuple(builder, args[2], len(sig.args[2]))):
-            o = context.make_array(other_type)(context, builder, other)
-            unsafe = builder.or_(unsafe, same_view_conflict(context, builder, t, target, o, other_type))
-        with builder.if_else(unsafe, likely=False) as (then, otherwise):
-            with then:
-                new = allocate_array(context, builder, fresh, sig.args[1], args[1])._getvalue()
-                new = context.cast(builder, new, fresh, result)
-                new_block = builder.block
-            with otherwise:
-                same = context.cast(builder, args[0], target, result)
-                context.nrt.incref(builder, result, same)
-                same_block = builder.block
-        chosen = builder.phi(new.type)
-        chosen.add_incoming(new, new_block)
-        chosen.add_incoming(same, same_block)
-        return chosen
+        others_ = [
+            (other_type, context.make_array(other_type)(context, builder, other))
+            for other_type, other in zip(sig.args[2], cgutils.unpack_tuple(builder, args[2], len(sig.args[2])))
+        ]
+        extents = _parse_shape(context, builder, sig.args[1], args[1])
+        return emit_inplace_choice(context, builder, target, args[0], t, others_, result, extents, fresh)
 
     return result(target, shape, others, dtype), codegen
 
 
-__all__ = ["broadcast_shape", "broadcast_shape_lines", "broadcast_pattern", "inplace_output"]
+__all__ = [
+    "broadcast_shape",
+    "broadcast_shape_lines",
+    "broadcast_pattern",
+    "emit_broadcast_lengths",
+    "emit_inplace_choice",
+    "inplace_output",
+]
