@@ -19,13 +19,13 @@ def _typed_names(kernel, args):
 
 
 def test_a_c_call_compiles_only_the_flat_loop_and_a_strided_call_only_the_other():
-    # a reduction's kernel branches on its input's layout in its text (an
-    # element-wise kernel decides it while its one loop intrinsic is typed)
-    x = lt.dvector("x")
+    # a complex reduction's kernel branches on its input's layout in its text
+    # (other kernels decide it while their one loop intrinsic is typed)
+    x = lt.zvector("x")
     node = lt.sum(x, axis=0).owner
     # the generated kernel's function, compiled here (not loaded from the disk cache)
     kernel = kernel_dispatcher(numba_funcify(node.op, node).py_func, {"error_model": "numpy"})
-    a = np.linspace(-1, 1, 9)
+    a = np.linspace(-1, 1, 9) + 0.5j
     np.testing.assert_allclose(kernel(a), a.sum())
     c_names = _typed_names(kernel, (a,))
     assert any(n.startswith("f0") for n in c_names)  # the flat view

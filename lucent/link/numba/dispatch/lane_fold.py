@@ -42,7 +42,7 @@ def supported(acc) -> bool:
     return np.dtype(acc).kind in "biuf"
 
 
-def _identity(ir_type, numba_type, kind):
+def identity_constant(ir_type, numba_type, kind):
     if isinstance(numba_type, types.Boolean):
         return ir.Constant(ir_type, 0 if kind in ("add", "or", "xor", "max") else 1)
     if isinstance(numba_type, types.Float):
@@ -59,7 +59,7 @@ def _identity(ir_type, numba_type, kind):
     return ir.Constant(ir_type, int(info.min if kind == "max" else info.max))
 
 
-def _combiner(builder, numba_type, kind):
+def combiner(builder, numba_type, kind):
     """``(a, b) -> a . b`` for ``kind`` on values of ``numba_type``."""
     if isinstance(numba_type, types.Boolean):
         if kind in ("add", "or", "max"):
@@ -130,7 +130,7 @@ def fold_lanes(typingctx, row, start, stop, kind, acc):
         lo = context.cast(builder, args[1], sig.args[1], types.intp)
         hi = context.cast(builder, args[2], sig.args[2], types.intp)
         hi = builder.select(builder.icmp_signed("<", hi, lo), lo, hi)
-        combine = _combiner(builder, acc_type, how)
+        combine = combiner(builder, acc_type, how)
 
         def element(index):
             ptr = cgutils.get_item_pointer2(
@@ -138,20 +138,28 @@ def fold_lanes(typingctx, row, start, stop, kind, acc):
             )
             return context.cast(builder, load_item(context, builder, row_type, ptr), row_type.dtype, acc_type)
 
-        identity = _identity(value_type, acc_type, how)
-        lanes = [cgutils.alloca_once_value(builder, identity) for _ in range(LANES)]
-        count = builder.sub(hi, lo)
-        whole = builder.add(lo, builder.sub(count, builder.srem(count, ir.Constant(intp, LANES))))
-        with cgutils.for_range_slice(builder, lo, whole, ir.Constant(intp, LANES), intp=intp) as (index, _):
-            for q, lane in enumerate(lanes):
-                at = builder.add(index, ir.Constant(intp, q)) if q else index
-                builder.store(combine(builder.load(lane), element(at)), lane)
-        with cgutils.for_range_slice(builder, whole, hi, ir.Constant(intp, 1), intp=intp) as (index, _):
-            builder.store(combine(builder.load(lanes[0]), element(index)), lanes[0])
-        l0, l1, l2, l3 = (builder.load(lane) for lane in lanes)
-        return combine(combine(l0, l1), combine(l2, l3))
+        return emit_fold(builder, element, lo, hi, identity_constant(value_type, acc_type, how), combine, intp)
 
     return acc_type(row, start, stop, kind, acc), codegen
 
 
-__all__ = ["KINDS", "LANES", "fold_lanes", "supported"]
+def emit_fold(builder, element, lo, hi, identity, combine, intp):
+    """Emit the fold of ``element(index)`` for ``lo <= index < hi`` in ``LANES`` interleaved accumulators.
+
+    ``identity`` is the accumulators' first value (an IR constant) and
+    ``combine(a, b)`` emits ``a . b``; see the module docstring for the order.
+    """
+    lanes = [cgutils.alloca_once_value(builder, identity) for _ in range(LANES)]
+    count = builder.sub(hi, lo)
+    whole = builder.add(lo, builder.sub(count, builder.srem(count, ir.Constant(intp, LANES))))
+    with cgutils.for_range_slice(builder, lo, whole, ir.Constant(intp, LANES), intp=intp) as (index, _):
+        for q, lane in enumerate(lanes):
+            at = builder.add(index, ir.Constant(intp, q)) if q else index
+            builder.store(combine(builder.load(lane), element(at)), lane)
+    with cgutils.for_range_slice(builder, whole, hi, ir.Constant(intp, 1), intp=intp) as (index, _):
+        builder.store(combine(builder.load(lanes[0]), element(index)), lanes[0])
+    l0, l1, l2, l3 = (builder.load(lane) for lane in lanes)
+    return combine(combine(l0, l1), combine(l2, l3))
+
+
+__all__ = ["KINDS", "LANES", "combiner", "emit_fold", "fold_lanes", "identity_constant", "supported"]

@@ -39,7 +39,9 @@ from lucent.link.numba.dispatch.elemwise import (
     _indent,
 )
 from lucent.link.numba.dispatch import lane_fold
-from lucent.link.numba.dispatch.kernel_prologue import broadcast_shape_lines
+from lucent.link.numba.dispatch.kernel_prologue import broadcast_pattern, broadcast_shape_lines
+from lucent.link.numba.dispatch.reduce_loop import REDUCE_LOOP_VERSION, converts_exactly
+from lucent.link.numba.dispatch.scalar_ir import SCALAR_IR_VERSION
 from lucent.link.numba.dispatch.scalar import COMPLEX_IMPORT, cast, literal, scalar_program
 from lucent.link.numba.dispatch.threads import PARALLEL_MIN, chunk_bounds, kernel_threads, parallel_decorator
 from lucent.scalar import basic as ps
@@ -50,6 +52,12 @@ from lucent.tensor.reduction import CAReduce
 REDUCTION_VERSION = 3
 LANES = lane_fold.LANES
 LANE_FOLD_IMPORT = "from lucent.link.numba.dispatch.lane_fold import fold_lanes\n"
+#: What a kernel made of one ``reduce_loop`` call imports (its version is in the text).
+IR_LOOP_IMPORT = (
+    f"# reduce loop v{REDUCE_LOOP_VERSION}, scalar ir v{SCALAR_IR_VERSION}\n"
+    "from lucent.link.numba.dispatch.reduce_loop import reduce_loop\n"
+    "from numba import njit as reduce_body_function\n"
+)
 
 _KINDS = {ps.Add: "add", ps.Mul: "mul", ps.Maximum: "max", ps.Minimum: "min", ps.AND: "and", ps.OR: "or", ps.XOR: "xor"}
 
@@ -284,7 +292,47 @@ class ReduceCodegen:
         kept = [d for d in range(self.nd) if d not in self.axes]
         return f"out = empty_output(({''.join(f'n{d}, ' for d in kept)}), np.{self.out_dtype})"
 
+    def emits_ir(self):
+        """Whether the kernel is one ``reduce_loop`` call (see :mod:`.reduce_loop`)."""
+        return (
+            self.threads <= 1
+            and not self.checks
+            and self.nin > 0
+            and lane_fold.supported(self.acc)
+            and converts_exactly(str(self.acc), str(self.out_dtype))
+        )
+
+    def _ir_source(self, args):
+        """The kernel as one ``reduce_loop`` call and the element's value as a function of the module."""
+        names = [f"a{j}" for j in range(self.nin)]
+        if self.prog is None:
+            lines, value, vdt = [], "a0", self.value_dtype
+        else:
+            lines, value, vdt = self.prog.lines(fast=True), self.prog.outputs[0], self.value_dtype
+        body = [f"def reduce_body({', '.join(names)}):"] + _indent(lines + [f"return {cast(value, vdt, self.acc)}"], 1)
+        name = type(self.reduce_op).__name__
+        message = ""
+        if self._no_identity_check():
+            message = (
+                f"{name}: cannot reduce an empty array over axes {self.axes}: "
+                f"{name} has no identity element, so the result is undefined"
+            )
+        program = ""
+        if self.prog is not None and str(self.acc) == "float64" and self.value_dtype == "float64":
+            program = self.prog.ir_program()
+        elif self.prog is None and str(self.acc) == "float64" and self.value_dtype == "float64":
+            program = ">a0"
+        call = (
+            f"reduce_loop(({''.join(a + ', ' for a in args)}), reduce_body, {program!r}, {name!r}, "
+            f"{broadcast_pattern(self.in_static)!r}, {self.kind!r}, {str(self.acc)!r}, {str(self.out_dtype)!r}, "
+            f"{','.join(str(a) for a in sorted(self.axes))!r}, {message!r})"
+        )
+        kernel = f"def reduce_kernel({', '.join(args)}):\n    return {call}\n"
+        return "@reduce_body_function\n" + "\n".join(body) + "\n\n\n" + kernel
+
     def source(self):
+        if self.emits_ir():
+            return self._ir_source([f"i{j}" for j in range(self.nin)])
         args = ", ".join(f"i{j}" for j in range(self.nin))
         body = broadcast_shape_lines(self.in_static, self.nd, type(self.reduce_op).__name__)
         body.append("rsize = " + ("".join(f"n{d} * " for d in self.axes) + "1"))
@@ -314,6 +362,8 @@ class ReduceCodegen:
 
 def _compile(codegen):
     imports = HELPER_IMPORT + LANE_FOLD_IMPORT + (codegen.prog.imports() if codegen.prog is not None else "")
+    if codegen.emits_ir():
+        imports += IR_LOOP_IMPORT
     if str(codegen.acc).startswith("complex") and COMPLEX_IMPORT not in imports:
         imports += COMPLEX_IMPORT
     if codegen.threads > 1:
