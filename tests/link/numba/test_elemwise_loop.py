@@ -49,7 +49,8 @@ def check(node, kernel, values, rtol=1e-13):
 
 def tanh_grad(a, b):
     """The gradient of ``tanh`` at a layer: the MLP's most common kernel."""
-    return b * (1.0 - a * a)
+    one = ps.constant(np.ones((), a.type.dtype))
+    return b * (one - a * a)
 
 
 @functools.lru_cache(maxsize=None)
@@ -64,7 +65,8 @@ def kernel_of(shapes, dtypes=("float64", "float64"), expr=tanh_grad, inplace=Non
 def test_kernels_without_range_checks_are_one_loop_intrinsic_call():
     node, _ = kernel_of(((None, None), (None, None)))
     source = ElemwiseCodegen(node.op, node).source()
-    assert "return elemwise_loop((i0, i1, ), elemwise_body, 'Elemwise', '..|..', 'float64', 'new')" in source
+    program = "t0=mul:a0,a0;t1=sub:1.0,t0;t2=mul:a1,t1>t2"
+    assert f"return elemwise_loop((i0, i1, ), elemwise_body, {program!r}, 'Elemwise', '..|..', 'float64', 'new')" in source
     assert "for " not in source  # the loops are emitted as IR
     x = lt.dvector("x")
     sin_node = lt.sin(x).owner  # sin checks its argument's range: statements, as before
@@ -247,7 +249,45 @@ def test_in_a_function_on_both_paths(mode):
     f = lucent.function([x, row], [lt.tanh(x + row) * 2.0 - x, (x * x).T + 1.0], mode=mode)
     a, r = RNG.standard_normal((6, 5)), RNG.standard_normal((1, 5))
     got = f(a, r)
-    np.testing.assert_allclose(got[0], np.tanh(a + r) * 2.0 - a, rtol=1e-14)
+    np.testing.assert_allclose(got[0], np.tanh(a + r) * 2.0 - a, rtol=1e-14, atol=1e-15)
     np.testing.assert_allclose(got[1], (a * a).T + 1.0, rtol=1e-15)
     got = f(a[::2], r)
-    np.testing.assert_allclose(got[0], np.tanh(a[::2] + r) * 2.0 - a[::2], rtol=1e-14)
+    np.testing.assert_allclose(got[0], np.tanh(a[::2] + r) * 2.0 - a[::2], rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        tanh_grad,
+        lambda a, b: ps.tanh(a + b) * b - ps.exp(-a) / (b * b + ps.constant(np.float64(2.0))),
+        lambda a, b: ps.log1p(ps.sqr(a)) + ps.sigmoid(b) - ps.softplus(a) * ps.expm1(b),
+    ],
+)
+def test_a_float64_program_emitted_as_ir_computes_what_its_body_computes(expr):
+    """The ``scalar_ir`` text and the Python body (compiled as a subroutine) give the same bits."""
+    from lucent.link.numba.dispatch.basic import kernel_from_source
+    from lucent.link.numba.dispatch.elemwise import HELPER_IMPORT, IR_LOOP_IMPORT, KERNEL_OPTIONS
+
+    node, k = kernel_of(((None,), (None,)), expr=expr)
+    codegen = ElemwiseCodegen(node.op, node)
+    program = codegen.prog.ir_program()
+    assert program  # float64 arithmetic and vectorisable functions
+    source = codegen.source().replace(repr(program), "''")
+    body_kernel = kernel_from_source(source, "elemwise_kernel", HELPER_IMPORT + IR_LOOP_IMPORT, **KERNEL_OPTIONS)
+    a, b = RNG.standard_normal(203) * 3, RNG.standard_normal(203) * 3
+    a[[3, 7, 11]] = [np.nan, np.inf, -np.inf]
+    b[[5, 9]] = [np.inf, 0.0]
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(k(a, b), body_kernel(a, b))
+        check(node, k, [a, b])
+
+
+def test_programs_that_are_not_float64_arithmetic_keep_the_body():
+    for dtypes, expr in [
+        (("float32", "float32"), tanh_grad),
+        (("int64", "int64"), lambda a, b: a * b),
+        (("float64", "float64"), lambda a, b: ps.sin(a) * b),  # range-checked: statements
+        (("float64", "float64"), lambda a, b: ps.maximum(a, b)),
+    ]:
+        node, _ = kernel_of(((None,), (None,)), dtypes, expr)
+        assert ElemwiseCodegen(node.op, node).prog.ir_program() == ""

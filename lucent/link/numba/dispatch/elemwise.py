@@ -35,6 +35,7 @@ from numba.extending import intrinsic
 
 from lucent.link.numba.dispatch.basic import kernel_from_source, numba_funcify
 from lucent.link.numba.dispatch.elemwise_loop import ELEMWISE_LOOP_VERSION
+from lucent.link.numba.dispatch.scalar_ir import SCALAR_IR_VERSION
 from lucent.link.numba.dispatch.kernel_prologue import broadcast_pattern, broadcast_shape_lines
 from lucent.link.numba.dispatch.scalar import VECMATH_IMPORT, scalar_program
 from lucent.link.numba.dispatch.threads import PARALLEL_MIN, chunk_bounds, kernel_threads, parallel_decorator
@@ -65,7 +66,7 @@ class FlagSet(set):
 
 #: What a kernel made of one ``elemwise_loop`` call imports (its version is in the text).
 IR_LOOP_IMPORT = (
-    f"# elemwise loop v{ELEMWISE_LOOP_VERSION}\n"
+    f"# elemwise loop v{ELEMWISE_LOOP_VERSION}, scalar ir v{SCALAR_IR_VERSION}\n"
     "from lucent.link.numba.dispatch.elemwise_loop import elemwise_loop\n"
     "from numba import njit as elemwise_body_function\n"
 )
@@ -432,7 +433,7 @@ class ElemwiseCodegen:
                 kinds.append("new")
         arrays = "".join(f"{a}, " for a in args)
         call = (
-            f"elemwise_loop(({arrays}), elemwise_body, 'Elemwise', {broadcast_pattern(self.in_static)!r}, "
+            f"elemwise_loop(({arrays}), elemwise_body, {prog.ir_program()!r}, 'Elemwise', {broadcast_pattern(self.in_static)!r}, "
             f"{','.join(self.out_dtypes)!r}, {','.join(kinds)!r})"
         )
         kernel = f"def elemwise_kernel({', '.join(args)}):\n    return {call}\n"

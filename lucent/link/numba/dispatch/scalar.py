@@ -209,6 +209,45 @@ class ScalarProgram:
                 checks.append(f"{vecmath.RANGE_CHECKS[fn]}({cast(arg, dtype, 'float64')})")
         return checks
 
+    def ir_program(self):
+        """The program as ``scalar_ir`` text, or ``""`` when it is not float64 arithmetic and
+        vectorisable functions (see :mod:`.scalar_ir`)."""
+        from lucent.link.numba.dispatch.scalar_ir import FUNCTIONS
+
+        if any(d != "float64" for d in self.input_dtypes + self.output_dtypes):
+            return ""
+        known = set(self.input_names)
+
+        def token(text):
+            if text in known:
+                return text
+            plain = text.replace("math.", "")
+            try:
+                float(plain)
+            except ValueError:
+                return None
+            return plain
+
+        steps = []
+        for sop, args, results in self._steps:
+            kind = type(sop)
+            if len(results) != 1 or results[0][1] != "float64" or any(d != "float64" for _, d in args):
+                return ""
+            name = _IR_OPS.get(kind)
+            if name is None and kind in _VECTOR and _VECTOR[kind] in FUNCTIONS:
+                name = _VECTOR[kind]
+            tokens = [token(t) for t, _ in args]
+            if name is None or None in tokens:
+                return ""
+            if kind is ps.Second:
+                tokens = tokens[1:]
+            steps.append(f"{results[0][0]}={name}:{','.join(tokens)}")
+            known.add(results[0][0])
+        outputs = [token(o) for o in self.outputs]
+        if None in outputs:
+            return ""
+        return ";".join(steps) + ">" + ",".join(outputs)
+
     def scalar_ops(self):
         """Every scalar op of the body, those inside loops included."""
         for sop, _, _ in self._steps:
@@ -237,6 +276,13 @@ class ScalarProgram:
 
     def uses_vector_math(self):
         return any(type(sop) in _VECTOR for sop, _, _ in self._steps)
+
+
+#: Scalar ops written as ``scalar_ir`` steps (float64 only; see ``ScalarProgram.ir_program``).
+_IR_OPS = {
+    ps.Add: "add", ps.Mul: "mul", ps.Sub: "sub", ps.TrueDiv: "div", ps.Neg: "neg",
+    ps.Identity: "id", ps.Second: "id", sm.Sqr: "sqr",
+}
 
 
 _SCIPY_HASH = []
