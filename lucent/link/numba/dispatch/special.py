@@ -10,7 +10,9 @@ replaced by 0 before subtracting, so rows holding inf/NaN give the same
 values. Axes covering the whole array make it one row; several (not
 all) axes are moved last and flattened first. With more than one kernel
 thread (``config.numba__num_threads``), a large input's rows are shared
-among the threads.
+among the threads. A single thread's rows along the last axis (the usual
+case, a classifier's output) are one ``softmax_loop`` call, whose passes
+are emitted as IR (:mod:`.softmax_loop`).
 
 The lucent ops have no separate gradient ops (their gradients are built
 from element-wise ops and sums), so nothing else is needed here.
@@ -26,6 +28,7 @@ from numba.extending import intrinsic
 from lucent.link.numba.dispatch.basic import kernel_from_source, numba_funcify
 from lucent.link.numba.dispatch.elemwise import KERNEL_OPTIONS, _indent
 from lucent.link.numba.dispatch.scalar import VECMATH_IMPORT
+from lucent.link.numba.dispatch.softmax_loop import SOFTMAX_LOOP_VERSION
 from lucent.link.numba.dispatch.threads import PARALLEL_MIN, chunk_bounds, kernel_threads, parallel_decorator
 from lucent.tensor.special import LogSoftmax, Softmax
 
@@ -92,6 +95,8 @@ def _source(kind, nd, axes, out_dtype, in_dtype, threads=1):
         axis = None
     else:
         return _multi_axis_source(kind, nd, axes, out_dtype, in_dtype)
+    if _emits_ir(nd, axis, out_dtype, threads):
+        return f"def softmax_kernel(x):\n    return softmax_loop(x, {kind!r}, {out_dtype!r})\n"
     lines = [f"out = empty_output(x.shape, np.{out_dtype})"]
     if axis is None or nd <= 1:
         # ``out`` is C-contiguous, so the reshape below is a view either way.
@@ -129,6 +134,12 @@ def _source(kind, nd, axes, out_dtype, in_dtype, threads=1):
     lines += serial
     lines.append("return out")
     return parallel + "def softmax_kernel(x):\n" + "\n".join(_indent(lines, 1)) + "\n"
+
+
+def _emits_ir(nd, axis, out_dtype, threads):
+    """Whether the kernel is one ``softmax_loop`` call: rows along the last axis, one thread."""
+    last = axis == nd - 1 or (axis is None and nd == 1)
+    return threads <= 1 and nd >= 1 and last and out_dtype in ("float64", "float32")
 
 
 def _multi_axis_source(kind, nd, axes, out_dtype, in_dtype):
@@ -184,6 +195,8 @@ def _funcify(kind, op, node):
         "import numba\n" + VECMATH_IMPORT + f"\n# special v{SPECIAL_VERSION}\n"
         "from lucent.link.numba.dispatch.special import last_axis_row\n"
         "from lucent.link.numba.dispatch.lane_fold import fold_lanes\n"
+        f"# softmax loop v{SOFTMAX_LOOP_VERSION}\n"
+        "from lucent.link.numba.dispatch.softmax_loop import softmax_loop\n"
     )
     return kernel_from_source(source, "softmax_kernel", imports, error_model="numpy")
 
