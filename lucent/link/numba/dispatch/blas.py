@@ -104,7 +104,7 @@ def _cblas(dtype, routine="gemm"):
     # BLAS gives different kernels, never a stale cached one.
     return (
         f"# cblas v{CBLAS_VERSION}: {found[1]} as {found[0]}, int{found[2]}\n"
-        f"from lucent.link.numba.dispatch.cblas import cblas_{routine}, blas_matrix, blas_rows\n"
+        f"from lucent.link.numba.dispatch.cblas import cblas_{routine}, blas_matrix, blas_rows, cblas_gemm_into\n"
         "from lucent.link.numba.dispatch.overlap import overlaps\n"
         "from lucent.link.numba.dispatch.borrowed import borrowed\n"
         "from lucent.link.numba.dispatch.memory import c_order_copy\n"
@@ -113,19 +113,11 @@ def _cblas(dtype, routine="gemm"):
 
 
 def _gemm_lines(dtype, a, b, out, alpha, beta):
-    """Lines computing ``out = alpha * a @ b + beta * out`` with one ``?gemm`` call.
+    """Lines computing ``out = alpha * a @ b + beta * out`` with one ``?gemm`` call (``cblas.cblas_gemm_into``).
 
     ``out`` must pass ``row_major_test`` (a new C array always does).
     """
-    item = np.dtype(dtype).itemsize
-    inner = operand_lines(a, "_m", "_k", item, "_A") + operand_lines(b, "_k", "_n", item, "_B")
-    inner += [
-        f"_C_ld = blas_rows({out})[1]",
-        f"cblas_gemm(_A_t, _B_t, _m, _n, _k, {alpha}, _A, _A_ld, _B, _B_ld, {beta}, {out}, _C_ld)",
-    ]
-    return [f"_m = {a}.shape[0]", f"_n = {b}.shape[1]", f"_k = {a}.shape[1]", "if _m > 0 and _n > 0:"] + [
-        "    " + line for line in inner
-    ]
+    return [f"cblas_gemm_into({out}, {alpha}, {a}, {b}, {beta})"]
 
 
 def _operand(name, var, dtype):

@@ -35,7 +35,7 @@ from lucent.link.numba.blas_symbols import blas_address
 
 #: Written into every kernel calling ``cblas_gemm``: bump it when the call's
 #: code generation changes, so no kernel cached with the old one is loaded.
-CBLAS_VERSION = 3
+CBLAS_VERSION = 4
 
 #: CBLAS enumerations (cblas.h).
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
@@ -255,6 +255,106 @@ def blas_rows(typingctx, x):
     return result(x), codegen
 
 
+def _operand(context, builder, typ, value, cols):
+    """Emit how BLAS reads the matrix ``value`` (type ``typ``): ``(data, trans, ld, copy)``.
+
+    As ``operand_lines`` decides: in place by rows or by columns (the test
+    of ``blas_matrix``), or else a copy in C order with the leading
+    dimension ``max(cols, 1)``; ``copy`` is the copy's array value, null
+    when none was made, for the caller to release after the call.
+    """
+    from lucent.link.numba.dispatch.memory import c_order_copy
+
+    intp = context.get_value_type(types.intp)
+    rows_, cols_, s_rows, s_cols, item = _matrix_parts(context, builder, typ, value)
+    by_rows, ld_rows = _row_major(builder, intp, rows_, cols_, s_rows, s_cols, item)
+    by_cols, ld_cols = _row_major(builder, intp, cols_, rows_, s_cols, s_rows, item)
+    trans = builder.select(by_rows, ir.Constant(intp, NO_TRANS), ir.Constant(intp, TRANS))
+    ld = builder.select(by_rows, ld_rows, ld_cols)
+    data = _data(context, builder, value, typ)
+    copy_type = types.Array(typ.dtype, 2, "C")
+    null = ir.Constant(context.get_value_type(copy_type), None)
+    entry = builder.block
+    with builder.if_then(builder.not_(builder.or_(by_rows, by_cols)), likely=False):
+        copy_sig, copy_codegen = c_order_copy._defn(context.typing_context, typ)
+        made = copy_codegen(context, builder, copy_sig, [value])
+        copy_data = _data(context, builder, made, copy_type)
+        one = ir.Constant(intp, 1)
+        copy_ld = builder.select(builder.icmp_signed(">", cols, one), cols, one)
+        copied = builder.block
+    results = []
+    for kept, replaced in ((data, copy_data), (trans, ir.Constant(intp, NO_TRANS)), (ld, copy_ld), (null, made)):
+        phi = builder.phi(kept.type)
+        phi.add_incoming(kept, entry)
+        phi.add_incoming(replaced, copied)
+        results.append(phi)
+    return results
+
+
+def _gemm_function(builder, dtype):
+    """The declared CBLAS ``?gemm`` for ``dtype`` (registered by ``gemm_symbol``) and its int width."""
+    llvm_name, _, bits = _resolved[("gemm", str(dtype))]
+    fty = ir.DoubleType() if dtype == types.float64 else ir.FloatType()
+    ity = ir.IntType(bits)
+    enum = ir.IntType(32)
+    ptr = fty.as_pointer()
+    fnty = ir.FunctionType(ir.VoidType(), [enum, enum, enum, ity, ity, ity, fty, ptr, ity, ptr, ity, fty, ptr, ity])
+    return cgutils.get_or_insert_function(builder.module, fnty, llvm_name), bits
+
+
+@intrinsic
+def cblas_gemm_into(typingctx, out, alpha, a, b, beta):
+    """``out = alpha * a @ b + beta * out`` with one ``?gemm`` call, as ``operand_lines`` and ``cblas_gemm`` do it.
+
+    The lines of a product kernel (operands read in place or copied, the
+    output's leading dimension, the call when the product is not empty),
+    emitted as IR in one piece: as statements they were about half of
+    compiling ``Dot22`` and ``Gemm``. ``out`` must pass ``blas_rows``.
+    """
+    if not all(isinstance(x, types.Array) and x.ndim == 2 for x in (out, a, b)):
+        return None
+    dtype = out.dtype
+    if dtype not in (types.float64, types.float32) or a.dtype != dtype or b.dtype != dtype:
+        return None
+    if _resolved.get(("gemm", str(dtype))) is None:
+        return None
+
+    def codegen(context, builder, sig, args):
+        out_t, alpha_t, a_t, b_t, beta_t = sig.args
+        out_v, alpha_v, a_v, b_v, beta_v = args
+        intp = context.get_value_type(types.intp)
+        zero = ir.Constant(intp, 0)
+        m, k = cgutils.unpack_tuple(builder, context.make_array(a_t)(context, builder, a_v).shape, 2)
+        n = cgutils.unpack_tuple(builder, context.make_array(b_t)(context, builder, b_v).shape, 2)[1]
+        nonempty = builder.and_(builder.icmp_signed(">", m, zero), builder.icmp_signed(">", n, zero))
+        with builder.if_then(nonempty):
+            a_data, a_trans, a_ld, a_copy = _operand(context, builder, a_t, a_v, k)
+            b_data, b_trans, b_ld, b_copy = _operand(context, builder, b_t, b_v, n)
+            rows, cols, s_rows, s_cols, item = _matrix_parts(context, builder, out_t, out_v)
+            c_ld = _row_major(builder, intp, rows, cols, s_rows, s_cols, item)[1]
+            fn, bits = _gemm_function(builder, dtype)
+            ity = ir.IntType(bits)
+            enum = ir.IntType(32)
+
+            def width(v):
+                return builder.trunc(v, ity) if bits < 64 else v
+
+            builder.call(fn, [
+                ir.Constant(enum, ROW_MAJOR), builder.trunc(a_trans, enum), builder.trunc(b_trans, enum),
+                width(m), width(n), width(k), context.cast(builder, alpha_v, alpha_t, dtype),
+                a_data, width(a_ld), b_data, width(b_ld), context.cast(builder, beta_v, beta_t, dtype),
+                _data(context, builder, out_v, out_t), width(c_ld),
+            ])
+            copy_type = types.Array(dtype, 2, "C")
+            for copy in (a_copy, b_copy):
+                meminfo = builder.extract_value(copy, 0)
+                with builder.if_then(cgutils.is_not_null(builder, meminfo), likely=False):
+                    context.nrt.decref(builder, copy_type, copy)
+        return context.get_dummy_value()
+
+    return types.void(out, alpha, a, b, beta), codegen
+
+
 def operand_lines(name, rows, cols, item, out):
     """Lines choosing how BLAS reads the matrix ``name`` (``rows`` x ``cols`` texts).
 
@@ -286,6 +386,7 @@ __all__ = [
     "blas_symbol",
     "cblas_gemm",
     "cblas_gemv",
+    "cblas_gemm_into",
     "blas_matrix",
     "blas_rows",
     "gemm_symbol",
