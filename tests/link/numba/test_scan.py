@@ -1,5 +1,7 @@
 """The Numba loop of ``Scan`` (``lucent/link/numba/dispatch/scan.py``): bodies called, not copied."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -77,15 +79,27 @@ def _python_finish(buf, total, as_while):
     return _finish_ring(buf.copy(), total, as_while)
 
 
+@functools.lru_cache(maxsize=None)
+def _compiled_finish():
+    """``ring.finish_ring`` (an intrinsic, emitted where a loop ends) in a function Python can call."""
+    import numba
+
+    from lucent.link.numba.dispatch.ring import finish_ring
+
+    return numba.njit(lambda buf, total, as_while: finish_ring(buf, total, as_while))
+
+
+def _finish(buf, total, as_while):
+    return _compiled_finish()(buf, total, as_while)
+
+
 @pytest.mark.parametrize("shape", [(5,), (5, 3), (4, 2, 3), (3, 0)])
 @pytest.mark.parametrize("total", [2, 5, 7, 10, 13])
 @pytest.mark.parametrize("as_while", [False, True])
 def test_finish_returns_the_rows_oldest_first_as_perform_does(shape, total, as_while):
-    """``_finish`` (the end of every compiled loop) against the Python path's
+    """``finish_ring`` (the end of every compiled loop) against the Python path's
     ``_finish_ring``: a ring buffer is rotated within itself, a full one is
     returned (or cut, for a while loop), for C-contiguous buffers of any rank."""
-    from lucent.link.numba.dispatch.scan import _finish
-
     buf = np.arange(np.prod(shape), dtype="float64").reshape(shape)
     want = _python_finish(buf, total, as_while)
     got = _finish(buf, total, as_while)
@@ -96,8 +110,6 @@ def test_finish_returns_the_rows_oldest_first_as_perform_does(shape, total, as_w
 
 @pytest.mark.parametrize("dtype", ["float32", "int64", "complex128", "bool"])
 def test_finish_rotates_buffers_of_every_dtype(dtype):
-    from lucent.link.numba.dispatch.scan import _finish
-
     buf = (np.arange(12).reshape(4, 3) % 5).astype(dtype)
     np.testing.assert_array_equal(_finish(buf.copy(), 7, False), _python_finish(buf, 7, False))
 
@@ -105,8 +117,6 @@ def test_finish_rotates_buffers_of_every_dtype(dtype):
 def test_finish_of_a_strided_buffer_is_a_rotated_copy():
     """A buffer that is not C-contiguous (typed "A") cannot be rotated through a
     flat view: it gives a rotated copy with the same values."""
-    from lucent.link.numba.dispatch.scan import _finish
-
     base = np.arange(30, dtype="float64").reshape(5, 6)
     buf = base[:, ::2]
     want = _python_finish(buf, 8, False)

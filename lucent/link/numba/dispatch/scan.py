@@ -39,46 +39,14 @@ from lucent.link.numba.dispatch.shape import _ERRORS, dtype_text, fail, loops
 from lucent.scan.op import STATE_SHAPE_MESSAGE, Scan
 
 #: Part of the disk-cache key of loops and of the graphs holding them: bump when the
-#: generated loop or its helpers (``_as_0d``, ``_finish``) change.
-SCAN_KERNEL_VERSION = 15
+#: generated loop or its helpers (``_as_0d``, ``ring.finish_ring``) change.
+SCAN_KERNEL_VERSION = 16
 
 
 @compiled_helper(cache=True)
 def _as_0d(x, dtype):
     out = empty_output((), dtype)
     out[()] = x
-    return out
-
-
-@compiled_helper(cache=True)
-def _finish(buf, total, as_while):
-    """The stored rows of a buffer, oldest first (``lucent.scan.op._finish_ring``)."""
-    store = buf.shape[0]
-    if total <= store:
-        if as_while:
-            return c_order_copy(buf[:total])
-        return buf
-    shift = total % store
-    if shift == 0:
-        return buf
-    # Rotated through flat views, by element loops: assigning rows (or reshaping
-    # a buffer typed "A") makes Numba compile its broadcasting and reshape code,
-    # which took longer than the rest of a loop. A buffer that is C-contiguous
-    # (a loop's buffers are: made by the loop or its setup), as an in-place
-    # loop's output must be, is rotated within itself; another one gets a
-    # rotated copy.
-    rows = c_order_copy(buf)
-    src = flat_view(rows)
-    width = rows.size // store
-    if buf.flags.c_contiguous:
-        out = buf
-    else:
-        out = empty_output(buf.shape, buf.dtype)
-    dst = contiguous_flat_view(out)
-    for i in range(store):
-        j = (i + shift) % store
-        for q in range(width):
-            dst[i * width + q] = src[j * width + q]
     return out
 
 
@@ -91,9 +59,10 @@ def _helpers():
 
     from lucent.link.numba.dispatch.borrowed import borrowed_row, c_row_view, row_is_contiguous
     from lucent.link.numba.dispatch.overlap import same_memory
+    from lucent.link.numba.dispatch.ring import finish_ring
 
     return {
-        "_as_0d": _as_0d, "_finish": _finish, "_generator_copy": generator_copy, "item_of": item_of,
+        "_as_0d": _as_0d, "finish_ring": finish_ring, "_generator_copy": generator_copy, "item_of": item_of,
         "borrowed_row": borrowed_row, "c_row_view": c_row_view, "row_is_contiguous": row_is_contiguous,
         "empty_output": empty_output, "same_memory": same_memory, "c_order_copy": c_order_copy,
     }
@@ -218,7 +187,7 @@ def _generate(op, node, destinations=()):
         if ndim == 0:
             body.append(f"{row} = item_of(o{k})")
             continue
-        # element loops, not ``row[...] = value`` (see ``_finish``); same check as perform
+        # element loops, not ``row[...] = value`` (which makes Numba compile its broadcasting code); same check as perform
         if k not in destinations:
             body.append(f"r{k}_ = borrowed_row(b{k}, w{k})")
         idx = ", ".join(f"q{d}" for d in range(ndim))
@@ -272,10 +241,10 @@ def _generate(op, node, destinations=()):
     L += ["    " + line for line in body]
     results = []
     for k in range(lay.n_states):
-        L.append(f"r{k} = _finish(b{k}, {lay.init_lens[k]} + done, {info.as_while})")
+        L.append(f"r{k} = finish_ring(b{k}, {lay.init_lens[k]} + done, {info.as_while})")
         results.append(f"r{k}")
     for k in range(info.n_nit_sot):
-        L.append(f"q{k} = _finish(nb{k}, done, {info.as_while})")
+        L.append(f"q{k} = finish_ring(nb{k}, done, {info.as_while})")
         results.append(f"q{k}")
     for k in range(info.n_untraced_sit_sot):
         # the last value may be a view of an input the body returned unchanged (a
