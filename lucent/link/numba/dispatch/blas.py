@@ -32,7 +32,6 @@ from lucent.link.numba.dispatch.cblas import (
     TRANS,
     gemm_symbol,
     gemv_symbol,
-    operand_lines,
     row_major_test,
 )
 from lucent.link.numba.dispatch.blas_loops import LOOPS_HASH, SMALL_GEMV
@@ -104,7 +103,7 @@ def _cblas(dtype, routine="gemm"):
     # BLAS gives different kernels, never a stale cached one.
     return (
         f"# cblas v{CBLAS_VERSION}: {found[1]} as {found[0]}, int{found[2]}\n"
-        f"from lucent.link.numba.dispatch.cblas import cblas_{routine}, blas_matrix, blas_rows, cblas_gemm_into\n"
+        f"from lucent.link.numba.dispatch.cblas import cblas_{routine}, blas_matrix, blas_rows, cblas_gemm_into, gemv_operands\n"
         "from lucent.link.numba.dispatch.overlap import overlaps\n"
         "from lucent.link.numba.dispatch.borrowed import borrowed\n"
         "from lucent.link.numba.dispatch.memory import c_order_copy\n"
@@ -384,21 +383,6 @@ def numba_funcify_Gemm(op, node, **kwargs):
     return _accumulate_kernel(op, node, "gemm", 2)
 
 
-def _vector_lines(name, item, out):
-    """Lines setting ``{out}`` / ``{out}_inc``: the vector ``name`` as BLAS reads it (a
-    positive step in elements; any other vector is copied). ``{out}`` is a borrowed
-    alias of ``name`` (see ``operand_lines``) or the copy."""
-    step = f"{name}.strides[0]"
-    return [
-        f"if {name}.shape[0] <= 1 or ({step} > 0 and {step} % {item} == 0):",
-        f"    {out} = borrowed({name})",
-        f"    {out}_inc = {step} // {item} if {name}.shape[0] > 1 else 1",
-        "else:",
-        f"    {out} = c_order_copy({name})",
-        f"    {out}_inc = 1",
-    ]
-
-
 def _gemv_kernel(op, node, cblas, into=False):
     """``Gemv`` as one ``?gemv`` call (see ``_gemm_kernel``, whose scheme this follows).
 
@@ -424,7 +408,7 @@ def _gemv_kernel(op, node, cblas, into=False):
     if a2 == "a2":
         lines += [f"a2 = {a}", f"x2 = {x}"]
     lines += [f"_m = {a2}.shape[0]", f"_k = {a2}.shape[1]"]
-    lines += operand_lines(a2, "_m", "_k", item, "_A") + _vector_lines(x2, item, "_x")
+    lines += [f"_A, _A_t, _A_ld, _x, _x_inc = gemv_operands({a2}, {x2})"]
     usable = "alpha != 0 and _k > 0"
     if op.inplace:
         # byte ranges: a vector BLAS reads or writes has a positive step (or one element)

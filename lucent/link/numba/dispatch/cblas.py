@@ -258,10 +258,12 @@ def blas_rows(typingctx, x):
 def _operand(context, builder, typ, value, cols):
     """Emit how BLAS reads the matrix ``value`` (type ``typ``): ``(data, trans, ld, copy)``.
 
-    As ``operand_lines`` decides: in place by rows or by columns (the test
-    of ``blas_matrix``), or else a copy in C order with the leading
-    dimension ``max(cols, 1)``; ``copy`` is the copy's array value, null
-    when none was made, for the caller to release after the call.
+    In place by rows (``NoTrans``) or by columns (``Trans``, a transposed C
+    array), the test of ``blas_matrix``; an operand that is neither
+    (general strides, negative or unaligned steps) is copied in C order,
+    with the leading dimension ``max(cols, 1)``: the only case that copies.
+    ``copy`` is the copy's array value, null when none was made, for the
+    caller to release after the call.
     """
     from lucent.link.numba.dispatch.memory import c_order_copy
 
@@ -304,12 +306,13 @@ def _gemm_function(builder, dtype):
 
 @intrinsic
 def cblas_gemm_into(typingctx, out, alpha, a, b, beta):
-    """``out = alpha * a @ b + beta * out`` with one ``?gemm`` call, as ``operand_lines`` and ``cblas_gemm`` do it.
+    """``out = alpha * a @ b + beta * out`` with one ``?gemm`` call (see ``cblas_gemm``).
 
-    The lines of a product kernel (operands read in place or copied, the
-    output's leading dimension, the call when the product is not empty),
-    emitted as IR in one piece: as statements they were about half of
-    compiling ``Dot22`` and ``Gemm``. ``out`` must pass ``blas_rows``.
+    What a product kernel did in statements (each operand read in place or
+    copied, ``_operand``; the output's leading dimension; the call when the
+    product is not empty), emitted as IR in one piece: as statements it was
+    about half of compiling ``Dot22`` and ``Gemm``. ``out`` must pass
+    ``blas_rows``.
     """
     if not all(isinstance(x, types.Array) and x.ndim == 2 for x in (out, a, b)):
         return None
@@ -355,25 +358,72 @@ def cblas_gemm_into(typingctx, out, alpha, a, b, beta):
     return types.void(out, alpha, a, b, beta), codegen
 
 
-def operand_lines(name, rows, cols, item, out):
-    """Lines choosing how BLAS reads the matrix ``name`` (``rows`` x ``cols`` texts).
+@intrinsic
+def gemv_operands(typingctx, a, x):
+    """``(A, A_t, A_ld, x_, x_inc)``: how ``?gemv`` reads the matrix ``a`` and the vector ``x``.
 
-    Sets ``{out}`` (the array passed), ``{out}_t`` (``NoTrans`` when it is
-    read row by row, ``Trans`` when column by column, i.e. a transposed C
-    array) and ``{out}_ld`` (its leading dimension), through
-    ``blas_matrix``. An operand that is neither (general strides, negative
-    or unaligned steps) is copied to C order, the only case that copies.
-    ``{out}`` is a borrowed alias of ``name`` (no reference-count updates;
-    ``name`` is the caller's and outlives it) or the copy.
+    What a ``Gemv`` kernel decided in statements, emitted as IR in one piece: ``A`` is ``a`` itself (a
+    borrowed alias, no reference-count updates) read by rows or by columns,
+    or a C-order copy; ``x_`` is ``x`` itself when its step is a positive
+    multiple of the item size (or it has at most one element), with that
+    step in items, or a C copy with step 1. A copy is a new array, freed
+    when its name dies.
     """
-    return [
-        f"{out}_t, {out}_ld = blas_matrix({name})",
-        f"{out} = borrowed({name})",
-        f"if {out}_t == 0:",
-        f"    {out} = c_order_copy({name})",
-        f"    {out}_t = {NO_TRANS}",
-        f"    {out}_ld = {cols} if {cols} > 1 else 1",
-    ]
+    if not (isinstance(a, types.Array) and a.ndim == 2 and isinstance(x, types.Array) and x.ndim == 1):
+        return None
+    a_result = a if a.layout == "C" else a.copy(layout="A")
+    x_result = x if x.layout == "C" else x.copy(layout="A")
+    result = types.Tuple((a_result, types.intp, types.intp, x_result, types.intp))
+
+    def codegen(context, builder, sig, args):
+        from lucent.link.numba.dispatch.memory import c_order_copy
+
+        a_t, x_t = sig.args
+        a_v, x_v = args
+        intp = context.get_value_type(types.intp)
+        one = ir.Constant(intp, 1)
+        k = cgutils.unpack_tuple(builder, context.make_array(a_t)(context, builder, a_v).shape, 2)[1]
+        data, trans, ld, copy = _operand(context, builder, a_t, a_v, k)
+        del data
+        a_struct = _borrowed_value(context, builder, a_t, a_v)
+        copied = cgutils.is_not_null(builder, builder.extract_value(copy, 0))
+        a_c = types.Array(a.dtype, 2, "C")
+        a_out = builder.select(
+            copied, context.cast(builder, copy, a_c, a_result), context.cast(builder, a_struct, a_t, a_result)
+        )
+        vector = context.make_array(x_t)(context, builder, x_v)
+        (length,) = cgutils.unpack_tuple(builder, vector.shape, 1)
+        (step,) = cgutils.unpack_tuple(builder, vector.strides, 1)
+        item = ir.Constant(intp, context.get_abi_sizeof(context.get_data_type(x.dtype)))
+        zero = ir.Constant(intp, 0)
+        usable = builder.or_(
+            builder.icmp_signed("<=", length, one),
+            builder.and_(builder.icmp_signed(">", step, zero), builder.icmp_signed("==", builder.srem(step, item), zero)),
+        )
+        inc = builder.select(builder.icmp_signed(">", length, one), builder.sdiv(step, item), one)
+        x_borrowed = context.cast(builder, _borrowed_value(context, builder, x_t, x_v), x_t, x_result)
+        entry = builder.block
+        with builder.if_then(builder.not_(usable), likely=False):
+            copy_sig, copy_codegen = c_order_copy._defn(context.typing_context, x_t)
+            x_copy = context.cast(builder, copy_codegen(context, builder, copy_sig, [x_v]), copy_sig.return_type, x_result)
+            copied_block = builder.block
+        x_out = builder.phi(x_borrowed.type)
+        x_out.add_incoming(x_borrowed, entry)
+        x_out.add_incoming(x_copy, copied_block)
+        x_inc = builder.phi(intp)
+        x_inc.add_incoming(inc, entry)
+        x_inc.add_incoming(one, copied_block)
+        return context.make_tuple(builder, result, [a_out, trans, ld, x_out, x_inc])
+
+    return result(a, x), codegen
+
+
+def _borrowed_value(context, builder, typ, value):
+    """The array ``value`` as a value holding no reference to its memory (``borrowed.borrowed``)."""
+    src = context.make_array(typ)(context, builder, value)
+    out = context.make_array(typ)(context, builder)
+    context.populate_array(out, data=src.data, shape=src.shape, strides=src.strides, itemsize=src.itemsize, meminfo=None)
+    return out._getvalue()
 
 
 def row_major_test(name, rows, cols, item):
@@ -387,10 +437,10 @@ __all__ = [
     "cblas_gemm",
     "cblas_gemv",
     "cblas_gemm_into",
+    "gemv_operands",
     "blas_matrix",
     "blas_rows",
     "gemm_symbol",
     "gemv_symbol",
-    "operand_lines",
     "row_major_test",
 ]
