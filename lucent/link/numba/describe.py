@@ -156,6 +156,17 @@ def _digest_files(paths):
     return h.hexdigest()
 
 
+def dispatch_files_digest(*names):
+    """A short digest of these files of ``lucent.link.numba.dispatch`` (names like ``"memory.py"``).
+
+    Written into the text of kernels whose code an intrinsic of those files
+    emits: Numba's disk cache tracks only a kernel's own file, so an edit
+    to the intrinsic gives new kernel files instead of loading stale code.
+    """
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dispatch")
+    return _digest_files([os.path.join(folder, n) for n in names])[:16]
+
+
 def implementation_digest():
     """A digest of the files that generate graph functions (computed once per process)."""
     key = "__codegen__"

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lucent.link.numba.describe import dispatch_files_digest
 from lucent.link.numba.dispatch.basic import numba_funcify
 from lucent.link.numba.dispatch.cblas import (
     CBLAS_VERSION,
@@ -92,6 +93,10 @@ def _product_helpers(dtype, na=2, nb=2):
     return [_loop_dot_text(na, nb, dtype)], "_loop_dot"
 
 
+#: The files whose intrinsics product kernels call, in their text (Numba's cache tracks only the kernel's file).
+_HELPERS_DIGEST = dispatch_files_digest("cblas.py", "memory.py", "cold_paths.py", "overlap.py", "borrowed.py")
+
+
 def _cblas(dtype, routine="gemm"):
     """The helper text importing ``cblas_<routine>`` for ``dtype``, or ``None`` without a CBLAS."""
     symbol = {"gemm": gemm_symbol, "gemv": gemv_symbol}[routine]
@@ -102,7 +107,7 @@ def _cblas(dtype, routine="gemm"):
     # The exported name and integer width are part of the text: a different
     # BLAS gives different kernels, never a stale cached one.
     return (
-        f"# cblas v{CBLAS_VERSION}: {found[1]} as {found[0]}, int{found[2]}\n"
+        f"# cblas v{CBLAS_VERSION} {_HELPERS_DIGEST}: {found[1]} as {found[0]}, int{found[2]}\n"
         f"from lucent.link.numba.dispatch.cblas import cblas_{routine}, blas_matrix, blas_rows, cblas_gemm_into, gemv_operands\n"
         "from lucent.link.numba.dispatch.overlap import overlaps\n"
         "from lucent.link.numba.dispatch.borrowed import borrowed\n"

@@ -42,6 +42,7 @@ into the array passed after the inputs).
 
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, targetconfig, types
 from numba.core.imputils import impl_ret_borrowed
@@ -49,12 +50,15 @@ from numba.core.typing import signature
 from numba.extending import intrinsic
 from numba.np.numpy_support import from_dtype
 
+from lucent.link.numba.describe import dispatch_files_digest
 from lucent.link.numba.dispatch.kernel_prologue import emit_broadcast_lengths, emit_inplace_choice
 from lucent.link.numba.dispatch.memory import allocate_extents
 from lucent.link.numba.dispatch.scalar_ir import emit_program
 
-#: Bumped when the IR this module emits changes (kernels name it in their text).
-ELEMWISE_LOOP_VERSION = 1
+#: Digest of the files whose intrinsics emit these kernels (kernels name it in their text).
+ELEMWISE_LOOP_VERSION = dispatch_files_digest(
+    "elemwise_loop.py", "kernel_prologue.py", "scalar_ir.py", "memory.py", "overlap.py",
+)
 
 
 def _parse(arrays, who, pattern, dtypes, outputs):
@@ -66,7 +70,7 @@ def _parse(arrays, who, pattern, dtypes, outputs):
         return None
     fields = pattern.literal_value.split("|")  # one field per input (a 0-d input's is empty)
     out_kinds = outputs.literal_value.split(",")
-    out_dtypes = [from_dtype(__import__("numpy").dtype(d)) for d in dtypes.literal_value.split(",")]
+    out_dtypes = [from_dtype(np.dtype(d)) for d in dtypes.literal_value.split(",")]
     nin = len(fields)
     has_dest = "dest" in out_kinds
     if len(arrays) != nin + has_dest or len(out_kinds) != len(out_dtypes) or nin == 0:
@@ -111,7 +115,8 @@ def compile_body(context, builder, body, arg_types):
     return cres, cres.signature
 
 
-def _byte_pointer(builder, array, offset, dtype_ptr):
+def byte_pointer(builder, array, offset, dtype_ptr):
+    """A pointer of type ``dtype_ptr`` ``offset`` bytes past the data of the array struct ``array``."""
     raw = builder.bitcast(array.data, ir.IntType(8).as_pointer())
     return builder.bitcast(builder.gep(raw, [offset]), dtype_ptr)
 
@@ -237,8 +242,8 @@ def elemwise_loop(typingctx, arrays, body, program, who, pattern, dtypes, output
                     ]
                     if d == nd - 1:
                         element(
-                            [_byte_pointer(builder, s, off, p) for s, off, p in zip(structs, ins, data_ptrs)],
-                            [_byte_pointer(builder, s, off, p) for s, off, p in zip(out_structs, outs_, out_ptrs)],
+                            [byte_pointer(builder, s, off, p) for s, off, p in zip(structs, ins, data_ptrs)],
+                            [byte_pointer(builder, s, off, p) for s, off, p in zip(out_structs, outs_, out_ptrs)],
                             [None] * nin,
                         )
                     else:
@@ -252,4 +257,4 @@ def elemwise_loop(typingctx, arrays, body, program, who, pattern, dtypes, output
     return result(arrays, body, program, who, pattern, dtypes, outputs), codegen
 
 
-__all__ = ["ELEMWISE_LOOP_VERSION", "compile_body", "elemwise_loop"]
+__all__ = ["ELEMWISE_LOOP_VERSION", "byte_pointer", "compile_body", "elemwise_loop"]

@@ -41,14 +41,17 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 from numba.np.numpy_support import from_dtype
 
+from lucent.link.numba.describe import dispatch_files_digest
 from lucent.link.numba.dispatch import lane_fold
-from lucent.link.numba.dispatch.elemwise_loop import compile_body
+from lucent.link.numba.dispatch.elemwise_loop import byte_pointer, compile_body
 from lucent.link.numba.dispatch.kernel_prologue import emit_broadcast_lengths
 from lucent.link.numba.dispatch.memory import allocate_extents
 from lucent.link.numba.dispatch.scalar_ir import emit_program
 
-#: Bumped when the IR this module emits changes (kernels name it in their text).
-REDUCE_LOOP_VERSION = 1
+#: Digest of the files whose intrinsics emit these kernels (kernels name it in their text).
+REDUCE_LOOP_VERSION = dispatch_files_digest(
+    "reduce_loop.py", "elemwise_loop.py", "kernel_prologue.py", "lane_fold.py", "scalar_ir.py", "memory.py",
+)
 
 #: Elements per block of the rows loop (the buffer lives on the stack).
 BLOCK = 512
@@ -193,10 +196,7 @@ def reduce_loop(typingctx, arrays, body, program, who, pattern, kind, acc, out, 
 
             def level(d, offsets, at):
                 if d == nd:
-                    pointers = [
-                        builder.bitcast(builder.gep(builder.bitcast(s.data, ir.IntType(8).as_pointer()), [off]), p)
-                        for s, off, p in zip(structs, offsets, data_ptrs)
-                    ]
+                    pointers = [byte_pointer(builder, s, off, p) for s, off, p in zip(structs, offsets, data_ptrs)]
                     slot = builder.gep(accs.data, [at], inbounds=True)
                     current = context.unpack_value(builder, acc_type, slot)
                     context.pack_value(builder, acc_type, combine(current, value(pointers, [None] * nin)), slot)

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-#: Bumped when the IR emitted for a program changes (kernels name it in their text).
-SCALAR_IR_VERSION = 1
+from lucent.link.numba.describe import dispatch_files_digest
+
+#: Digest of this file (kernels using a program name it in their text).
+SCALAR_IR_VERSION = dispatch_files_digest("scalar_ir.py", "straight_line.py", "vecmath.py")
 
 #: Vectorisable functions without range checks that a program may call.
 FUNCTIONS = ("vexp", "vexpm1", "vtanh", "vsigmoid", "vlog", "vlog1p", "vsoftplus")
@@ -35,7 +37,7 @@ FUNCTIONS = ("vexp", "vexpm1", "vtanh", "vsigmoid", "vlog", "vlog1p", "vsoftplus
 BINARY_FOLDS = {"add": "fadd", "mul": "fmul"}
 
 
-def _call_function(context, builder, name, value):
+def call_vecmath(context, builder, name, value):
     """Emit a call of the vecmath function ``name`` (a ``straight_line`` function) on a float64."""
     from lucent.link.numba.dispatch import vecmath
 
@@ -74,11 +76,11 @@ def emit_program(context, builder, program, inputs):
         elif op == "id":
             result = values[0]
         elif op in FUNCTIONS:
-            result = _call_function(context, builder, op, values[0])
+            result = call_vecmath(context, builder, op, values[0])
         else:  # pragma: no cover - ir_program only writes the ops above
             raise ValueError(f"unknown scalar IR op {op!r} in {program!r}")
         names[target] = result
     return [_value(o, names, double) for o in outputs.split(",")]
 
 
-__all__ = ["FUNCTIONS", "SCALAR_IR_VERSION", "emit_program"]
+__all__ = ["FUNCTIONS", "SCALAR_IR_VERSION", "call_vecmath", "emit_program"]

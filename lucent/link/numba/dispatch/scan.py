@@ -31,6 +31,7 @@ import hashlib
 
 import numpy as np
 
+from lucent.link.numba.describe import dispatch_files_digest
 from lucent.link.numba.dispatch.basic import NoNumbaImplementation, numba_funcify
 from lucent.link.numba.dispatch.elemwise import contiguous_flat_view, flat_view
 from lucent.link.numba.dispatch.memory import c_order_copy, empty_output
@@ -41,6 +42,8 @@ from lucent.scan.op import STATE_SHAPE_MESSAGE, Scan
 #: Part of the disk-cache key of loops and of the graphs holding them: bump when the
 #: generated loop or its helpers (``_as_0d``, ``ring.finish_ring``) change.
 SCAN_KERNEL_VERSION = 16
+#: The files of the helpers loops call (emitted into or linked with the loop's code), in its key.
+HELPERS_DIGEST = dispatch_files_digest("ring.py", "borrowed.py", "memory.py", "overlap.py", "inline_values.py")
 
 
 @compiled_helper(cache=True)
@@ -302,7 +305,7 @@ def numba_funcify_Scan(op, node=None, **kwargs):
     # the helpers' code is linked in but not part of ``source``: the version stands for it
     digest = hashlib.sha256(
         (source + repr(origin if cacheable else id(inner)) + kernel_call_mode()
-         + f"v{SCAN_KERNEL_VERSION}").encode()
+         + f"v{SCAN_KERNEL_VERSION}" + HELPERS_DIGEST).encode()
     ).hexdigest()
     if cacheable:
         # the body is called through a slot: its machine code is not copied into the loop's

@@ -31,21 +31,17 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 from numba.np.numpy_support import from_dtype
 
+from lucent.link.numba.describe import dispatch_files_digest
 from lucent.link.numba.dispatch import lane_fold
 from lucent.link.numba.dispatch.memory import allocate_extents
+from lucent.link.numba.dispatch.scalar_ir import call_vecmath
 
-#: Bumped when the IR this module emits changes (kernels name it in their text).
-SOFTMAX_LOOP_VERSION = 1
+#: Digest of the files whose intrinsics emit these kernels (kernels name it in their text).
+SOFTMAX_LOOP_VERSION = dispatch_files_digest(
+    "softmax_loop.py", "lane_fold.py", "scalar_ir.py", "memory.py",
+)
 
 KINDS = ("softmax", "log_softmax")
-
-
-def _vecmath(context, builder, name, value):
-    from lucent.link.numba.dispatch import vecmath
-
-    fn = getattr(vecmath, name).__lucent_straight_line__
-    context.add_linking_libs([fn.library(context)])
-    return builder.call(fn.declare(builder.module), [value])
 
 
 @intrinsic
@@ -102,7 +98,7 @@ def softmax_loop(typingctx, x, kind, dtype):
             finite = builder.fcmp_ordered("==", builder.fsub(biggest, biggest), ir.Constant(double, 0.0))
             m = builder.select(finite, biggest, ir.Constant(double, 0.0))
             with cgutils.for_range(builder, n) as loop:
-                e = _vecmath(context, builder, "vexp", builder.fsub(element(loop.index), m))
+                e = call_vecmath(context, builder, "vexp", builder.fsub(element(loop.index), m))
                 builder.store(to_out(e), out_at(loop.index))
             s = lane_fold.emit_fold(
                 builder, lambda j: from_out(builder.load(out_at(j))), zero, n,
@@ -113,7 +109,7 @@ def softmax_loop(typingctx, x, kind, dtype):
                     slot = out_at(loop.index)
                     builder.store(to_out(builder.fdiv(from_out(builder.load(slot)), s)), slot)
             else:
-                log_s = _vecmath(context, builder, "vlog", s)
+                log_s = call_vecmath(context, builder, "vlog", s)
                 with cgutils.for_range(builder, n) as loop:
                     shifted = from_out(to_out(builder.fsub(element(loop.index), m)))
                     builder.store(to_out(builder.fsub(shifted, log_s)), out_at(loop.index))
