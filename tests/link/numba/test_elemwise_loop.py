@@ -291,3 +291,24 @@ def test_programs_that_are_not_float64_arithmetic_keep_the_body():
     ]:
         node, _ = kernel_of(((None,), (None,)), dtypes, expr)
         assert ElemwiseCodegen(node.op, node).prog.ir_program() == ""
+
+
+def test_the_kernel_text_names_a_digest_of_the_files_that_emit_it(tmp_path, monkeypatch):
+    """Numba's cache tracks only a kernel's own file: an edit to ``elemwise_loop.py`` must give new text."""
+    import os
+
+    from lucent.link.numba import describe
+    from lucent.link.numba.dispatch import elemwise_loop
+    from lucent.link.numba.dispatch.elemwise import IR_LOOP_IMPORT
+
+    assert elemwise_loop.ELEMWISE_LOOP_VERSION in IR_LOOP_IMPORT
+    names = ("elemwise_loop.py", "kernel_prologue.py", "scalar_ir.py", "memory.py", "overlap.py")
+    assert describe.dispatch_files_digest(*names) == elemwise_loop.ELEMWISE_LOOP_VERSION
+    folder = tmp_path / "dispatch"
+    folder.mkdir()
+    here = os.path.dirname(elemwise_loop.__file__)
+    for name in names:
+        text = open(os.path.join(here, name)).read()
+        (folder / name).write_text(text + ("\n# edited\n" if name == "elemwise_loop.py" else ""))
+    monkeypatch.setattr(describe, "__file__", str(tmp_path / "describe.py"))
+    assert describe.dispatch_files_digest(*names) != elemwise_loop.ELEMWISE_LOOP_VERSION
