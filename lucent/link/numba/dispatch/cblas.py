@@ -358,6 +358,14 @@ def cblas_gemm_into(typingctx, out, alpha, a, b, beta):
     return types.void(out, alpha, a, b, beta), codegen
 
 
+def _borrowed_value(context, builder, typ, value):
+    """The array ``value`` as a value holding no reference to its memory (``borrowed.borrowed``'s lowering)."""
+    from lucent.link.numba.dispatch.borrowed import borrowed
+
+    sig, codegen = borrowed._defn(context.typing_context, typ)
+    return codegen(context, builder, sig, [value])
+
+
 @intrinsic
 def gemv_operands(typingctx, a, x):
     """``(A, A_t, A_ld, x_, x_inc)``: how ``?gemv`` reads the matrix ``a`` and the vector ``x``.
@@ -416,14 +424,6 @@ def gemv_operands(typingctx, a, x):
         return context.make_tuple(builder, result, [a_out, trans, ld, x_out, x_inc])
 
     return result(a, x), codegen
-
-
-def _borrowed_value(context, builder, typ, value):
-    """The array ``value`` as a value holding no reference to its memory (``borrowed.borrowed``)."""
-    src = context.make_array(typ)(context, builder, value)
-    out = context.make_array(typ)(context, builder)
-    context.populate_array(out, data=src.data, shape=src.shape, strides=src.strides, itemsize=src.itemsize, meminfo=None)
-    return out._getvalue()
 
 
 def row_major_test(name, rows, cols, item):

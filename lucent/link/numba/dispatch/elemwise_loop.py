@@ -115,6 +115,29 @@ def compile_body(context, builder, body, arg_types):
     return cres, cres.signature
 
 
+def element_emitter(context, builder, body, program, value_types):
+    """``(emit, result_types)``: ``emit(values)`` emits one element's results from its input values.
+
+    The ``scalar_ir`` program when there is one (float64 results), else a
+    call of ``body`` compiled as an inlined subroutine (``compile_body``),
+    whose status is propagated; ``result_types`` are the results' types.
+    """
+    if program:
+        return (lambda values: emit_program(context, builder, program, values)), None
+    cres, body_sig = compile_body(context, builder, body, value_types)
+    body_fn = context.declare_function(builder.module, cres.fndesc)
+    returned = body_sig.return_type
+    several = isinstance(returned, types.BaseTuple)
+
+    def emit(values):
+        status, value = context.call_conv.call_function(builder, body_fn, returned, value_types, values)
+        with cgutils.if_unlikely(builder, status.is_error):
+            context.call_conv.return_status_propagate(builder, status)
+        return cgutils.unpack_tuple(builder, value, len(returned)) if several else [value]
+
+    return emit, list(returned) if several else [returned]
+
+
 def byte_pointer(builder, array, offset, dtype_ptr):
     """A pointer of type ``dtype_ptr`` ``offset`` bytes past the data of the array struct ``array``."""
     raw = builder.bitcast(array.data, ir.IntType(8).as_pointer())
@@ -179,12 +202,8 @@ def elemwise_loop(typingctx, arrays, body, program, who, pattern, dtypes, output
         out_structs = [context.make_array(t)(context, builder, v) for t, v in zip(out_types, outs)]
 
         value_types = [t.dtype for t in in_types]
-        if program_text:
-            returns = [types.float64] * len(out_types)
-        else:
-            cres, body_sig = compile_body(context, builder, sig.args[1], value_types)
-            body_fn = context.declare_function(builder.module, cres.fndesc)
-            returns = list(body_sig.return_type) if len(out_types) > 1 else [body_sig.return_type]
+        emit, returns = element_emitter(context, builder, sig.args[1], program_text, value_types)
+        returns = returns or [types.float64] * len(out_types)
         data_ptrs = [context.get_data_type(t.dtype).as_pointer() for t in in_types]
         out_ptrs = [context.get_data_type(t.dtype).as_pointer() for t in out_types]
 
@@ -193,13 +212,7 @@ def elemwise_loop(typingctx, arrays, body, program, who, pattern, dtypes, output
                 preloaded[j] if preloaded[j] is not None else context.unpack_value(builder, in_types[j].dtype, p)
                 for j, p in enumerate(in_pointers)
             ]
-            if program_text:
-                parts = emit_program(context, builder, program_text, loaded)
-            else:
-                status, value = context.call_conv.call_function(builder, body_fn, body_sig.return_type, value_types, loaded)
-                with cgutils.if_unlikely(builder, status.is_error):
-                    context.call_conv.return_status_propagate(builder, status)
-                parts = [value] if len(out_types) == 1 else cgutils.unpack_tuple(builder, value, len(out_types))
+            parts = emit(loaded)
             for part, from_type, out_type, pointer in zip(parts, returns, out_types, out_pointers):
                 context.pack_value(builder, out_type.dtype, context.cast(builder, part, from_type, out_type.dtype), pointer)
 
@@ -257,4 +270,4 @@ def elemwise_loop(typingctx, arrays, body, program, who, pattern, dtypes, output
     return result(arrays, body, program, who, pattern, dtypes, outputs), codegen
 
 
-__all__ = ["ELEMWISE_LOOP_VERSION", "byte_pointer", "compile_body", "elemwise_loop"]
+__all__ = ["ELEMWISE_LOOP_VERSION", "byte_pointer", "compile_body", "element_emitter", "elemwise_loop"]

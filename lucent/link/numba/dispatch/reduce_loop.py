@@ -43,10 +43,9 @@ from numba.np.numpy_support import from_dtype
 
 from lucent.link.numba.describe import dispatch_files_digest
 from lucent.link.numba.dispatch import lane_fold
-from lucent.link.numba.dispatch.elemwise_loop import byte_pointer, compile_body
+from lucent.link.numba.dispatch.elemwise_loop import byte_pointer, element_emitter
 from lucent.link.numba.dispatch.kernel_prologue import emit_broadcast_lengths
 from lucent.link.numba.dispatch.memory import allocate_extents
-from lucent.link.numba.dispatch.scalar_ir import emit_program
 
 #: Digest of the files whose intrinsics emit these kernels (kernels name it in their text).
 REDUCE_LOOP_VERSION = dispatch_files_digest(
@@ -120,9 +119,9 @@ def reduce_loop(typingctx, arrays, body, program, who, pattern, kind, acc, out, 
         acc_ir = context.get_value_type(acc_type)
         identity = lane_fold.identity_constant(acc_ir, acc_type, how)
         combine = lane_fold.combiner(builder, acc_type, how)
-        if not program_text:
-            cres, body_sig = compile_body(context, builder, sig.args[1], [t.dtype for t in in_types])
-            body_fn = context.declare_function(builder.module, cres.fndesc)
+        value_types = [t.dtype for t in in_types]
+        emit, returns = element_emitter(context, builder, sig.args[1], program_text, value_types)
+        value_type = returns[0] if returns else types.float64
 
         def value(pointers, preloaded):
             """The element's value in the accumulator dtype."""
@@ -130,14 +129,7 @@ def reduce_loop(typingctx, arrays, body, program, who, pattern, kind, acc, out, 
                 preloaded[j] if preloaded[j] is not None else context.unpack_value(builder, in_types[j].dtype, p)
                 for j, p in enumerate(pointers)
             ]
-            if program_text:
-                return context.cast(builder, emit_program(context, builder, program_text, loaded)[0], types.float64, acc_type)
-            status, v = context.call_conv.call_function(
-                builder, body_fn, body_sig.return_type, [t.dtype for t in in_types], loaded
-            )
-            with cgutils.if_unlikely(builder, status.is_error):
-                context.call_conv.return_status_propagate(builder, status)
-            return context.cast(builder, v, body_sig.return_type, acc_type)
+            return context.cast(builder, emit(loaded)[0], value_type, acc_type)
 
         def to_output(v):
             return context.cast(builder, v, acc_type, out_dtype)
