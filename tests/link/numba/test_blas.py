@@ -181,6 +181,49 @@ def test_small_gemv_loops_read_the_padded_view_of_any_layout(dtype, beta):
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_small_gemv_loops_strided_vectors_nan_and_aliasing(dtype):
+    """The loops' IR reads strided vectors, never reads ``z`` when ``beta == 0``, and may write over ``z``."""
+    import numba
+
+    from lucent.link.numba.dispatch.blas_loops import cols_gemv, rows_gemv
+    from lucent.link.numba.dispatch.borrowed import padded_c_view
+
+    @numba.njit
+    def by_rows(M, x, z, out, alpha, beta):
+        rows_gemv(padded_c_view(M, M.shape[0], M.shape[1]), M.shape[1], x, z, out, alpha, beta)
+
+    @numba.njit
+    def by_cols(Mt, x, z, out, alpha, beta):
+        cols_gemv(padded_c_view(Mt, Mt.shape[0], Mt.shape[1]), Mt.shape[1], x, z, out, alpha, beta)
+
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for m, k in ((7, 5), (4, 4), (1, 3), (0, 2), (3, 0)):
+        M = _v((m, k), dtype)
+        x = _v((2 * k,), dtype)[::2]  # a strided vector
+        z = _v((3 * m,), dtype)[::3]
+        expected = 1.5 * (M.astype("float64") @ x) - 0.5 * z
+        for fill in (lambda o: by_rows(M, x, z, o, 1.5, -0.5), lambda o: by_cols(np.ascontiguousarray(M.T), x, z, o, 1.5, -0.5)):
+            out = np.full(2 * m, np.nan, dtype)[::2]
+            fill(out)
+            np.testing.assert_allclose(out, expected, rtol=tol, atol=tol)
+        # beta == 0 never reads z (NaN there stays out of the result)
+        nan_z = np.full(m, np.nan, dtype)
+        out = np.empty(m, dtype)
+        by_rows(M, x, nan_z, out, 2.0, 0.0)
+        np.testing.assert_allclose(out, 2.0 * (M.astype("float64") @ x), rtol=tol, atol=tol)
+        # out may be z itself
+        zz = z.copy()
+        by_cols(np.ascontiguousarray(M.T), x, zz, zz, 1.5, -0.5)
+        np.testing.assert_allclose(zz, expected, rtol=tol, atol=tol)
+    # NaN in the matrix propagates to its row only
+    M = _v((5, 4), dtype)
+    M[2, 1] = np.nan
+    out = np.empty(5, dtype)
+    by_rows(M, _v((4,), dtype), np.zeros(5, dtype), out, 1.0, 0.0)
+    assert np.isnan(out[2]) and not np.isnan(np.delete(out, 2)).any()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("destructive", [False, True])
 def test_ger(dtype, destructive):
     A, x, y = lt.tensor(dtype=dtype, shape=(None, None)), lt.tensor(dtype=dtype, shape=(None,)), lt.tensor(dtype=dtype, shape=(None,))

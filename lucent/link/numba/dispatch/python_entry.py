@@ -155,8 +155,11 @@ def kernel_dispatcher(py_func, options):
 def compiled_helper(**options):
     """Decorator: a helper function of kernels (``numba.njit`` ``options``), its Python entry built on demand.
 
-    For the shared helpers generated kernels call (``blas_loops``, a loop's
-    ring rotation): compiled code calls them, Python seldom does.
+    For the shared helpers generated code calls (a loop's ``_as_0d``):
+    compiled code calls them, Python seldom does. A helper with loops
+    worth optimising is better emitted as IR where it is called
+    (``blas_loops``, ``ring``): a linked helper is optimised and emitted
+    again inside every caller.
     """
     return lambda fn: kernel_dispatcher(fn, options)
 
