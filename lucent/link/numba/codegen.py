@@ -136,8 +136,9 @@ def _writer_checks(pairs, names):
         return []
     # One value and one raise for all of them, with the first failed check's message:
     # a raise per check made Numba release every live array on each raise path, and
-    # the lengths are read by the intrinsic, not as one Python expression each.
-    return [f"    _bad = first_unequal_lengths(({''.join(n + ', ' for n in arrays)}), {'|'.join(refs)!r})",
+    # the lengths are read by the intrinsic, not as one Python expression each. It is
+    # given the shapes, not the arrays: a tuple of arrays is a reference to each.
+    return [f"    _bad = first_unequal_lengths(({''.join(n + '.shape, ' for n in arrays)}), {'|'.join(refs)!r})",
             f"    if _bad != 0: raise KernelChoiceError({CHOICE_SEPARATOR.join(messages)!r}, _bad)"]
 
 

@@ -163,7 +163,7 @@ def test_first_unequal_lengths_numbers_the_first_pair_that_differs():
 
     @numba.njit
     def check(a, b, c):
-        return first_unequal_lengths((a, b, c), "0.1,1.0|0.0,2.0|1.1,2.1")
+        return first_unequal_lengths((a.shape, b.shape, c.shape), "0.1,1.0|0.0,2.0|1.1,2.1")
 
     a, b, c = np.zeros((2, 3)), np.zeros((3, 4)), np.zeros((2, 4, 5))
     assert check(a, b, c) == 0
@@ -175,7 +175,14 @@ def test_first_unequal_lengths_numbers_the_first_pair_that_differs():
 
     @numba.njit
     def out_of_range(a):
-        return first_unequal_lengths((a,), "0.2,0.0")
+        return first_unequal_lengths((a.shape,), "0.2,0.0")
 
     with pytest.raises(numba.core.errors.TypingError):
         out_of_range(a)
+
+    @numba.njit
+    def arrays_not_shapes(a):
+        return first_unequal_lengths((a,), "0.0,0.0")
+
+    with pytest.raises(numba.core.errors.TypingError):
+        arrays_not_shapes(a)

@@ -303,18 +303,23 @@ def _first_unequal_intrinsic():
     from numba.extending import intrinsic
 
     @intrinsic
-    def first_unequal_lengths(typingctx, arrays, pairs):
+    def first_unequal_lengths(typingctx, shapes, pairs):
         """1 + the number of the first pair of lengths in ``pairs`` that differ, 0 when all agree.
 
-        ``pairs`` is a string constant: pairs separated by ``|``, each two
-        ``array.axis`` references into the tuple ``arrays`` separated by a
-        comma (``"0.1,1.0|0.0,2.0"`` compares ``arrays[0].shape[1]`` with
-        ``arrays[1].shape[0]``, then ...). Read and compared in IR, with
-        selects and no branch: the graph function's checks of the in-place
-        updates' shapes are one value and one ``raise``, and no Python
-        expression per length for Numba to type and lower.
+        ``shapes`` is a tuple of array shapes; ``pairs`` is a string
+        constant: pairs separated by ``|``, each two ``array.axis``
+        references into ``shapes`` separated by a comma (``"0.1,1.0|0.0,2.0"``
+        compares ``shapes[0][1]`` with ``shapes[1][0]``, then ...). Read and
+        compared in IR, with selects and no branch: the graph function's
+        checks of the in-place updates' shapes are one value and one
+        ``raise``, and no Python expression per length for Numba to type
+        and lower. (Shapes rather than arrays: a tuple of arrays holds a
+        reference to each, updated when it is made and when it dies.)
         """
-        if not (isinstance(arrays, types.BaseTuple) and all(isinstance(a, types.Array) for a in arrays)):
+        def is_shape(t):
+            return isinstance(t, types.UniTuple) and isinstance(t.dtype, types.Integer) or t == types.Tuple(())
+
+        if not (isinstance(shapes, types.BaseTuple) and all(is_shape(t) for t in shapes)):
             return None
         if not isinstance(pairs, types.StringLiteral):
             return None
@@ -325,24 +330,24 @@ def _first_unequal_intrinsic():
             ]
         except ValueError:
             return None
-        if not all(len(pair) == 2 and all(k < len(arrays) and d < arrays[k].ndim for k, d in pair) for pair in parsed):
+        if not all(len(pair) == 2 and all(k < len(shapes) and d < len(shapes[k]) for k, d in pair) for pair in parsed):
             return None
 
         def codegen(context, builder, sig, args):
             intp = context.get_value_type(types.intp)
             values = cgutils.unpack_tuple(builder, args[0], len(sig.args[0]))
-            shapes = [
-                cgutils.unpack_tuple(builder, context.make_array(t)(context, builder, v).shape, t.ndim)
+            lengths = [
+                [context.cast(builder, n, t.dtype, types.intp) for n in cgutils.unpack_tuple(builder, v, len(t))]
                 for t, v in zip(sig.args[0], values)
             ]
             result = ir.Constant(intp, 0)
             for k in reversed(range(len(parsed))):  # the first mismatch decides: fold from the last
                 (a, da), (b, db) = parsed[k]
-                differ = builder.icmp_signed("!=", shapes[a][da], shapes[b][db])
+                differ = builder.icmp_signed("!=", lengths[a][da], lengths[b][db])
                 result = builder.select(differ, ir.Constant(intp, k + 1), result)
             return result
 
-        return types.intp(arrays, pairs), codegen
+        return types.intp(shapes, pairs), codegen
 
     return first_unequal_lengths
 
