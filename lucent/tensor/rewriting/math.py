@@ -230,11 +230,20 @@ def structural_key(var, fgraph, memo, depth=KEY_DEPTH):
 
 
 def _operand_order_key(var, fgraph, memo):
+    """Operands of every shape first, then those broadcast along more dimensions.
+
+    Within that: graph inputs in their order, computed operands by their
+    structural key, constants last. Ranking by broadcasting first makes the
+    same computation on differently-built operands come out in one order
+    (``x @ W1 + b1`` and ``b2 + h @ W2`` both as matrix + row), so fusion
+    makes one element-wise kernel of both instead of two mirror images.
+    """
+    broadcast = sum(var.type.broadcastable)
     if isinstance(var, Constant):
-        return (2, 0, "")
+        return (broadcast, 2, 0, "")
     if var.owner is None and var in fgraph.inputs:
-        return (0, fgraph.inputs.index(var), "")
-    return (1, 0, structural_key(var, fgraph, memo))
+        return (broadcast, 0, fgraph.inputs.index(var), "")
+    return (broadcast, 1, 0, structural_key(var, fgraph, memo))
 
 
 def _exact_constant(c, dtype):
