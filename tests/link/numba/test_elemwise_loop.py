@@ -282,6 +282,38 @@ def test_a_float64_program_emitted_as_ir_computes_what_its_body_computes(expr):
         check(node, k, [a, b])
 
 
+@pytest.mark.parametrize("int_dtype", ["int64", "int8", "uint64", "uint8", "bool"])
+def test_integer_inputs_converted_to_float64_are_emitted_as_ir(int_dtype):
+    """``float64(n)`` of an integer or boolean input is a step of the program, with Numba's conversion."""
+    from lucent.link.numba.dispatch.basic import kernel_from_source
+    from lucent.link.numba.dispatch.elemwise import HELPER_IMPORT, IR_LOOP_IMPORT, KERNEL_OPTIONS
+
+    def expr(a, n):
+        # the loss of a batch: -(sum / n), and 1 / n
+        return -(a / ps.cast(n, "float64"))
+
+    node, k = kernel_of(((None,), (None,)), ("float64", int_dtype), expr)
+    program = ElemwiseCodegen(node.op, node).prog.ir_program()
+    assert program.startswith("t0=" + ("itof" if int_dtype.startswith("int") else "utof"))
+    source = ElemwiseCodegen(node.op, node).source().replace(repr(program), "''")
+    body_kernel = kernel_from_source(source, "elemwise_kernel", HELPER_IMPORT + IR_LOOP_IMPORT, **KERNEL_OPTIONS)
+    a = RNG.standard_normal(37)
+    a[[2, 5]] = [np.nan, np.inf]
+    info = np.iinfo(int_dtype) if int_dtype != "bool" else None
+    if info is None:
+        n = RNG.random(37) > 0.5
+    else:
+        n = RNG.integers(max(info.min, -1000), min(info.max, 1000), size=37).astype(int_dtype)
+        n[[0, 1]] = [info.max, info.min]  # the extremes convert exactly as Numba converts them
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(k(a, n), body_kernel(a, n))
+        check(node, k, [a, n])
+    # 0-d, as a batch's loss is
+    with np.errstate(all="ignore"):
+        node0, k0 = kernel_of(((), ()), ("float64", int_dtype), expr)
+        check(node0, k0, [np.asarray(3.0), np.asarray(True if int_dtype == "bool" else 7, dtype=int_dtype)])
+
+
 def test_programs_that_are_not_float64_arithmetic_keep_the_body():
     for dtypes, expr in [
         (("float32", "float32"), tanh_grad),

@@ -214,9 +214,13 @@ class ScalarProgram:
         vectorisable functions (see :mod:`.scalar_ir`)."""
         from lucent.link.numba.dispatch.scalar_ir import FUNCTIONS
 
-        if any(d != "float64" for d in self.input_dtypes + self.output_dtypes):
+        if any(d != "float64" for d in self.output_dtypes):
             return ""
-        known = set(self.input_names)
+        # integer and boolean inputs are allowed where the program only converts them to float64
+        if any(d != "float64" and d not in _IR_CASTS for d in self.input_dtypes):
+            return ""
+        known = {n for n, d in zip(self.input_names, self.input_dtypes) if d == "float64"}
+        castable = {n: d for n, d in zip(self.input_names, self.input_dtypes) if d in _IR_CASTS}
 
         def token(text):
             if text in known:
@@ -231,7 +235,13 @@ class ScalarProgram:
         steps = []
         for sop, args, results in self._steps:
             kind = type(sop)
-            if len(results) != 1 or results[0][1] != "float64" or any(d != "float64" for _, d in args):
+            if len(results) != 1 or results[0][1] != "float64":
+                return ""
+            if kind is ps.Cast and len(args) == 1 and args[0][0] in castable:
+                steps.append(f"{results[0][0]}={_IR_CASTS[castable[args[0][0]]]}:{args[0][0]}")
+                known.add(results[0][0])
+                continue
+            if any(d != "float64" for _, d in args):
                 return ""
             name = _IR_OPS.get(kind)
             if name is None and kind in _VECTOR and _VECTOR[kind] in FUNCTIONS:
@@ -279,6 +289,13 @@ class ScalarProgram:
 
 
 #: Scalar ops written as ``scalar_ir`` steps (float64 only; see ``ScalarProgram.ir_program``).
+#: Input dtypes a ``scalar_ir`` program may convert to float64, and the conversion's step.
+_IR_CASTS = {
+    **{f"int{b}": "itof" for b in (8, 16, 32, 64)},
+    **{f"uint{b}": "utof" for b in (8, 16, 32, 64)},
+    "bool": "utof",
+}
+
 _IR_OPS = {
     ps.Add: "add", ps.Mul: "mul", ps.Sub: "sub", ps.TrueDiv: "div", ps.Neg: "neg",
     ps.Identity: "id", ps.Second: "id", sm.Sqr: "sqr",

@@ -12,7 +12,10 @@ The program text (``ScalarProgram.ir_program``) is a list of steps
 ``name=op:arg,arg`` separated by ``;``, then ``>`` and the outputs, e.g.
 ``t0=mul:a0,a0;t1=sub:1.0,t0;t2=mul:a1,t1>t2``. Arguments are names (the
 inputs ``a0``, ``a1``... or earlier steps) or float literals (``repr``, or
-``inf``, ``-inf``, ``nan``). Every value is a float64. The ops and what
+``inf``, ``-inf``, ``nan``). Every value is a float64, except inputs
+that a first step converts: ``itof`` (a signed integer, ``sitofp``) and
+``utof`` (an unsigned integer or a boolean, ``uitofp``), as Numba converts
+them. The ops and what
 they emit are those of the program's Python text, so the values are the
 same: ``add``/``mul`` fold left (``fadd``/``fmul``), ``sub``, ``div``
 (``fdiv``), ``neg`` (``fneg``), ``id``, ``sqr`` (``a * a``), and the
@@ -36,6 +39,9 @@ FUNCTIONS = ("vexp", "vexpm1", "vtanh", "vsigmoid", "vlog", "vlog1p", "vsoftplus
 
 BINARY_FOLDS = {"add": "fadd", "mul": "fmul"}
 
+#: Steps converting an integer or boolean input to float64.
+CASTS = ("itof", "utof")
+
 
 def call_vecmath(context, builder, name, value):
     """Emit a call of the vecmath function ``name`` (a ``straight_line`` function) on a float64."""
@@ -53,14 +59,14 @@ def _value(token, names, double):
 
 
 def emit_program(context, builder, program, inputs):
-    """Emit ``program`` on the float64 IR values ``inputs`` (``a0, a1, ...``); return its outputs."""
+    """Emit ``program`` on the IR values ``inputs`` (``a0, a1, ...``, float64 unless converted); return its outputs."""
     double = ir.DoubleType()
     names = {f"a{j}": v for j, v in enumerate(inputs)}
     steps, outputs = program.split(">")
     for step in steps.split(";") if steps else []:
         target, rest = step.split("=")
         op, args = rest.split(":")
-        values = [_value(a, names, double) for a in args.split(",")]
+        values = [] if op in CASTS else [_value(a, names, double) for a in args.split(",")]
         if op in BINARY_FOLDS:
             result = values[0]
             for v in values[1:]:
@@ -75,6 +81,10 @@ def emit_program(context, builder, program, inputs):
             result = builder.fmul(values[0], values[0])
         elif op == "id":
             result = values[0]
+        elif op == "itof":
+            result = builder.sitofp(names[args], double)
+        elif op == "utof":
+            result = builder.uitofp(names[args], double)
         elif op in FUNCTIONS:
             result = call_vecmath(context, builder, op, values[0])
         else:  # pragma: no cover - ir_program only writes the ops above
