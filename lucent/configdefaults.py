@@ -125,6 +125,10 @@ def _add_core_flags(config):
                "kernels' own machine code through pointers (compiled once per process, shared by "
                "every function), 'link' links a copy of each kernel into every graph function.",
                EnumStr("slots", ["link"]))
+    config.add("numba__graph_program",
+               "Emit a graph function whose lines are all kernel calls and views as IR by one "
+               "intrinsic (lucent.link.numba.graph_program) instead of compiling its statements.",
+               BoolParam(True))
     config.add("compile_progress",
                "Show what a compile that takes longer than about a second is doing (a line on a "
                "terminal, a widget in a notebook with the lucent extension loaded).",

@@ -117,6 +117,21 @@ def _writer_checks(pairs, names):
     as that writer may not run).
     """
     from lucent.link.numba.dispatch.shape import CHOICE_SEPARATOR
+
+    parts = _writer_check_parts(pairs, names)
+    if parts is None:
+        return []
+    arrays, refs, messages = parts
+    # One value and one raise for all of them, with the first failed check's message:
+    # a raise per check made Numba release every live array on each raise path, and
+    # the lengths are read by the intrinsic, not as one Python expression each. It is
+    # given the shapes, not the arrays: a tuple of arrays is a reference to each.
+    return [f"    _bad = first_unequal_lengths(({''.join(n + '.shape, ' for n in arrays)}), {'|'.join(refs)!r})",
+            f"    if _bad != 0: raise KernelChoiceError({CHOICE_SEPARATOR.join(messages)!r}, _bad)"]
+
+
+def _writer_check_parts(pairs, names):
+    """``(array names, "k.axis,k.axis" references into them, messages)`` of the checks, or ``None``."""
     from lucent.link.shared_writes import constraint_message
 
     arrays, refs, messages = [], [], []
@@ -133,13 +148,8 @@ def _writer_checks(pairs, names):
         messages.append(constraint_message(node, a, b))
         refs.append(f"{ref(names[x], a[1])},{ref(names[y], b[1])}")
     if not refs:
-        return []
-    # One value and one raise for all of them, with the first failed check's message:
-    # a raise per check made Numba release every live array on each raise path, and
-    # the lengths are read by the intrinsic, not as one Python expression each. It is
-    # given the shapes, not the arrays: a tuple of arrays is a reference to each.
-    return [f"    _bad = first_unequal_lengths(({''.join(n + '.shape, ' for n in arrays)}), {'|'.join(refs)!r})",
-            f"    if _bad != 0: raise KernelChoiceError({CHOICE_SEPARATOR.join(messages)!r}, _bad)"]
+        return None
+    return arrays, refs, messages
 
 
 def schedule(fgraph):
@@ -185,6 +195,9 @@ class BodyWriter:
         #: ``{node: [names]}``: arguments passed after the node's inputs (a destination
         #: buffer); ``{0}`` in one stands for the name of the node's first input
         self.extra_args = {}
+        #: ``(node, output names, kernel name or None, view expression or None, argument names)``
+        #: of every line written at the top level, in order (for ``graph_program``)
+        self.records = []
 
     def _kernel_name(self, kernel):
         kname = self.kernel_names.get(id(kernel))
@@ -244,6 +257,7 @@ class BodyWriter:
         ]
         names = [self._name_of(node.inputs[k]) for k in passed] + extra
         inline = getattr(kernel, "__lucent_inline__", None)
+        kname = None
         if inline is not None:
             # a one-expression kernel (a view, a shape) is written in place of its call
             template, module_names = inline
@@ -251,13 +265,15 @@ class BodyWriter:
                 self.namespace.setdefault(helper, module_names[helper])
             call = template.format(*names)
         else:
-            call = f"{self._kernel_name(kernel)}({', '.join(names)})"
+            kname = self._kernel_name(kernel)
+            call = f"{kname}({', '.join(names)})"
         if self.before_node is not None:
             self.lines.extend(self.before_node(node, indent))
         outs = self._new_names(node)
         target = outs[0] if len(outs) == 1 else ", ".join(outs)
         n = self.index[node]
         self.lines.append(f"{indent}{target} = {call}  # {n}: {type(node.op).__name__}")
+        self.records.append((node, outs, kname, call if kname is None else None, names, bool(extra)))
 
     def _write_branches(self, node, branch_blocks, indent):
         from lucent.link.python.branches import branches_of
@@ -292,7 +308,7 @@ def _template_names(template):
     return sorted(set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)\(", template)))
 
 
-def _generate(fgraph, order, kernels, plan=None):
+def _generate(fgraph, order, kernels, plan=None, program_allowed=True):
     """The source of ``graph_fn``, its namespace and the program's reading plan."""
     names = {}
     namespace = {}
@@ -341,6 +357,7 @@ def _generate(fgraph, order, kernels, plan=None):
         checks = _writer_checks(pairs, visible)
         if not checks:
             return []
+        check_parts[node] = _writer_check_parts(pairs, visible)
         if "KernelChoiceError" not in namespace:
             from lucent.link.numba.dispatch.shape import KernelChoiceError, first_unequal_lengths
 
@@ -348,6 +365,7 @@ def _generate(fgraph, order, kernels, plan=None):
             namespace["first_unequal_lengths"] = first_unequal_lengths
         return ["    # shapes of every in-place update, checked before the first one writes", *checks]
 
+    check_parts = {}
     writer.before_node = before_node
     body = writer.write(order)
 
@@ -364,7 +382,14 @@ def _generate(fgraph, order, kernels, plan=None):
             output_plan.append(("c", var.data))
         else:
             output_plan.append(("i", fgraph.inputs.index(var)))
-    if len(results) == 1:
+    program = None
+    if results and plan is None and program_allowed:
+        program = _graph_program(writer, check_parts, params + extra_params, [names[v] for v in results], namespace)
+    if program is not None:
+        # the same lines, emitted as IR by one intrinsic (``graph_program``)
+        namespace["graph_program"] = program
+        body = [f"    return graph_program({', '.join(params + extra_params)})"]
+    elif len(results) == 1:
         body.append(f"    return {names[results[0]]}")
     elif results:
         body.append("    return (" + ", ".join(names[v] for v in results) + ",)")
@@ -375,6 +400,37 @@ def _generate(fgraph, order, kernels, plan=None):
         f"def graph_fn({signature}):\n" + "\n".join(body or ["    return None"]) + "\n"
     )
     return source, namespace, arg_inputs, extra_args, extra_vars, results, output_plan, converters
+
+
+def _graph_program(writer, check_parts, params, results, namespace):
+    """The ``graph_program`` intrinsic of the lines ``writer`` wrote, or ``None`` (see its module)."""
+    from lucent.configdefaults import config
+    from lucent.link.numba import graph_program
+    from lucent.link.numba.kernel_calls import uses_slot
+
+    if not config.numba__graph_program or config.numba__kernel_calls != "slots":
+        return None
+    statements = []
+    for node, outs, kname, view, names, has_extra in writer.records:
+        if node in check_parts:
+            arrays, refs, messages = check_parts[node]
+            pairs = [
+                tuple((arrays[int(k)], int(axis)) for k, axis in (r.split(".") for r in ref.split(",")))
+                for ref in refs
+            ]
+            statements.append(graph_program.ShapeCheck(pairs, messages))
+        if has_extra:
+            return None
+        if kname is not None:
+            if not uses_slot(namespace[kname]):
+                return None
+            expression = graph_program.parse_expression(f"{kname}({', '.join(names)})", kernels=[kname])
+        else:
+            expression = graph_program.parse_expression(view)
+        if expression is None:
+            return None
+        statements.append(graph_program.Call(outs, expression, f"node {writer.index[node]} ({node.op})"))
+    return graph_program.build(statements, params, results, namespace)
 
 
 def _arg_converter(type_):
@@ -529,10 +585,12 @@ def build_program(fgraph):
     order, plan = schedule(fgraph)
     _check_types(fgraph, order)
     forced = {}
-    for attempt in range(2):
+    program_allowed = True
+    attempt = 0
+    while attempt < 2:
         kernels, fallbacks = _kernels_for(fgraph, order, forced)
         source, namespace, arg_inputs, extra_args, extra_vars, results, output_plan, converters = _generate(
-            fgraph, order, kernels, plan
+            fgraph, order, kernels, plan, program_allowed
         )
         program = GraphProgram()
         program.source = source
@@ -561,7 +619,9 @@ def build_program(fgraph):
         if config.numba__kernel_calls == "slots":
             from lucent.link.numba import kernel_calls
 
-            key = make_key([key, ("kernel_calls", kernel_calls.KERNEL_CALLS_VERSION)])
+            key = make_key([
+                key, ("kernel_calls", kernel_calls.KERNEL_CALLS_VERSION), ("graph_program", "graph_program" in namespace),
+            ])
             sites = kernel_calls.make_call_sites(
                 namespace, _call_site_kernels(order, kernels, namespace),
                 kernel_calls.unique_prefix(key, cacheable=reason is None),
@@ -580,7 +640,11 @@ def build_program(fgraph):
         try:
             dispatcher.compile(_signature(fgraph, arg_inputs, extra_args))
         except Exception as e:
+            if "graph_program" in namespace:
+                program_allowed = False  # the statements say which kernel fails, or compile
+                continue
             if attempt == 0:
+                attempt += 1
                 forced = _failing_kernels(order, kernels)
                 if forced:
                     continue

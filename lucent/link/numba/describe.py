@@ -142,7 +142,8 @@ def _file_digest(path):
 
 
 _CODEGEN_FILES = (
-    "linker.py", "codegen.py", "cache.py", "cache_dir.py", "describe.py", "native.py",
+    "linker.py", "codegen.py", "graph_program.py", "kernel_calls.py", "cache.py", "cache_dir.py", "describe.py",
+    "native.py",
     "dispatch/basic.py", "dispatch/fallback.py",
     "../shared_writes.py",  # the in-place update checks written into graph functions
 )

@@ -92,7 +92,7 @@ def _numba_flags():
 
     return tuple(
         (name, repr(getattr(config, name)))
-        for name in ("numba__cache", "numba__kernel_calls", "numba__fastmath", "numba__num_threads")
+        for name in ("numba__cache", "numba__kernel_calls", "numba__graph_program", "numba__fastmath", "numba__num_threads")
     )
 
 
