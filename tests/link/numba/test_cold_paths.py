@@ -5,7 +5,7 @@ import pytest
 
 numba = pytest.importorskip("numba")
 
-from lucent.link.numba.dispatch.cold_paths import blend_into  # noqa: E402
+from lucent.link.numba.dispatch.cold_paths import blend_into, copy_row_into  # noqa: E402
 from lucent.link.numba.dispatch.memory import c_order_copy  # noqa: E402
 
 
@@ -122,3 +122,38 @@ def test_a_copy_of_an_array_typed_a_is_right_whether_its_memory_is_in_c_order_or
         np.testing.assert_array_equal(got, want)
         assert got.flags.c_contiguous and got.dtype == x.dtype
         assert not np.shares_memory(got, x)
+
+
+@numba.njit
+def _copy_rows(dest, source):
+    rows = []
+    for t in range(source.shape[0]):
+        copy_row_into(dest, source, t)
+        rows.append(dest.copy())
+    return rows
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "bool"])
+@pytest.mark.parametrize("layout", range(len(_LAYOUTS)))
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 5), (4, 0), (1, 1)])
+def test_copy_row_into_copies_each_row_of_any_layout(dtype, layout, shape):
+    """A loop's non-contiguous sequence row goes into its C scratch row, NaN and all."""
+    rng = np.random.default_rng(3)
+    values = (rng.standard_normal(shape) * 5).astype(dtype)
+    if dtype.startswith("float") and values.size:
+        values.flat[0] = np.nan
+    source = _LAYOUTS[layout](values)
+    dest = np.empty(shape[1:], dtype)
+    for t, row in enumerate(_copy_rows(dest, source)):
+        np.testing.assert_array_equal(row, values[t])
+    transposed = np.ascontiguousarray(values.reshape(shape[0], -1).T).T  # rows of step `shape[0]` items
+    dest2 = np.empty(transposed.shape[1:], dtype)
+    for t, row in enumerate(_copy_rows(dest2, transposed)):
+        np.testing.assert_array_equal(row, transposed[t])
+
+
+def test_copy_row_into_refuses_a_destination_of_the_wrong_rank_or_layout():
+    with pytest.raises(numba.core.errors.TypingError):
+        _copy_rows(np.empty((2, 2)), np.zeros((3, 4)))
+    with pytest.raises(numba.core.errors.TypingError):
+        _copy_rows(np.empty(4).astype("float32"), np.zeros((3, 4)))

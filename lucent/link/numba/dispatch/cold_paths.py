@@ -132,4 +132,37 @@ def blend_into(typingctx, target, z, out, alpha, beta):
     return types.none(target, z, out, alpha, beta), codegen
 
 
-__all__ = ["blend_into", "copy_to_c_order"]
+@intrinsic
+def copy_row_into(typingctx, dest, source, index):
+    """``dest[...] = source[index]`` for a C ``dest`` of ``source``'s row shape, through ``copy_to_c_order``.
+
+    A loop's sequence row that is not contiguous is copied into a scratch
+    row before the step reads it. That happens for few sequences (a
+    transposed or doubly strided one), yet as statements each such copy was
+    a view, a vectorised loop and its remainder in every loop's code.
+    ``index`` is in range (the loop's step number).
+    """
+    if not (isinstance(dest, types.Array) and isinstance(source, types.Array) and isinstance(index, types.Integer)):
+        return None
+    if source.ndim < 2 or dest.ndim != source.ndim - 1 or dest.layout != "C" or dest.dtype != source.dtype:
+        return None
+    if not dest.mutable:
+        return None
+    ndim = dest.ndim
+
+    def codegen(context, builder, sig, args):
+        intp = context.get_value_type(types.intp)
+        target = context.make_array(sig.args[0])(context, builder, args[0])
+        array = context.make_array(sig.args[1])(context, builder, args[1])
+        strides = cgutils.unpack_tuple(builder, array.strides, source.ndim)
+        row = context.cast(builder, args[2], sig.args[2], types.intp)
+        raw = builder.bitcast(array.data, ir.IntType(8).as_pointer())
+        start = builder.bitcast(builder.gep(raw, [builder.mul(row, strides[0])]), array.data.type)
+        shape = cgutils.unpack_tuple(builder, array.shape, source.ndim)[1:]
+        copy_to_c_order(context, builder, source.dtype, ndim, start, shape, strides[1:], target.data)
+        return context.get_dummy_value()
+
+    return types.none(dest, source, index), codegen
+
+
+__all__ = ["blend_into", "copy_row_into", "copy_to_c_order"]

@@ -41,9 +41,11 @@ from lucent.scan.op import STATE_SHAPE_MESSAGE, Scan
 
 #: Part of the disk-cache key of loops and of the graphs holding them: bump when the
 #: generated loop or its helpers (``_as_0d``, ``ring.finish_ring``) change.
-SCAN_KERNEL_VERSION = 16
+SCAN_KERNEL_VERSION = 17
 #: The files of the helpers loops call (emitted into or linked with the loop's code), in its key.
-HELPERS_DIGEST = dispatch_files_digest("ring.py", "borrowed.py", "memory.py", "overlap.py", "inline_values.py")
+HELPERS_DIGEST = dispatch_files_digest(
+    "ring.py", "borrowed.py", "memory.py", "overlap.py", "inline_values.py", "cold_paths.py"
+)
 
 
 @compiled_helper(cache=True)
@@ -61,6 +63,7 @@ def _helpers():
     from lucent.link.numba.dispatch.inline_values import item_of
 
     from lucent.link.numba.dispatch.borrowed import borrowed_row, c_row_view, row_is_contiguous
+    from lucent.link.numba.dispatch.cold_paths import copy_row_into
     from lucent.link.numba.dispatch.overlap import same_memory
     from lucent.link.numba.dispatch.ring import finish_ring
 
@@ -68,6 +71,7 @@ def _helpers():
         "_as_0d": _as_0d, "finish_ring": finish_ring, "_generator_copy": generator_copy, "item_of": item_of,
         "borrowed_row": borrowed_row, "c_row_view": c_row_view, "row_is_contiguous": row_is_contiguous,
         "empty_output": empty_output, "same_memory": same_memory, "c_order_copy": c_order_copy,
+        "copy_row_into": copy_row_into,
     }
 
 
@@ -139,14 +143,11 @@ def _generate(op, node, destinations=()):
             args.append(_zero_d(v.type.dtype, f"{p}[t]"))
             continue
         L.insert(L.index("done = 0"), f"sc{i} = empty_output({p}.shape[1:], {dtype_text(v.type.dtype)})")
-        idx = ", ".join(f"q{d}" for d in range(v.type.ndim))
         body += [
             f"if row_is_contiguous({p}, t):",
             f"    x{i} = c_row_view({p}, t)",
             "else:",
-            f"    x{i}_ = {p}[t]",
-            *["    " + ln for ln in loops([(f"q{d}", f"x{i}_.shape[{d}]") for d in range(v.type.ndim)],
-                                         [f"sc{i}[{idx}] = x{i}_[{idx}]"])],
+            f"    copy_row_into(sc{i}, {p}, t)",
             f"    x{i} = sc{i}",
         ]
         args.append(f"x{i}")
