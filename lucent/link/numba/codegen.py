@@ -122,6 +122,7 @@ def _writer_checks(pairs, names):
     if parts is None:
         return []
     arrays, refs, messages = parts
+    refs = [",".join(f"{k}.{axis}" for k, axis in ref) for ref in refs]
     # One value and one raise for all of them, with the first failed check's message:
     # a raise per check made Numba release every live array on each raise path, and
     # the lengths are read by the intrinsic, not as one Python expression each. It is
@@ -131,7 +132,7 @@ def _writer_checks(pairs, names):
 
 
 def _writer_check_parts(pairs, names):
-    """``(array names, "k.axis,k.axis" references into them, messages)`` of the checks, or ``None``."""
+    """``(array names, ((k, axis), (k, axis)) references into them, messages)`` of the checks, or ``None``."""
     from lucent.link.shared_writes import constraint_message
 
     arrays, refs, messages = [], [], []
@@ -139,14 +140,14 @@ def _writer_check_parts(pairs, names):
     def ref(name, axis):
         if name not in arrays:
             arrays.append(name)
-        return f"{arrays.index(name)}.{axis}"
+        return arrays.index(name), axis
 
     for node, a, b in pairs:
         x, y = node.inputs[a[0]], node.inputs[b[0]]
         if x not in names or y not in names:
             continue
         messages.append(constraint_message(node, a, b))
-        refs.append(f"{ref(names[x], a[1])},{ref(names[y], b[1])}")
+        refs.append((ref(names[x], a[1]), ref(names[y], b[1])))
     if not refs:
         return None
     return arrays, refs, messages
@@ -195,8 +196,9 @@ class BodyWriter:
         #: ``{node: [names]}``: arguments passed after the node's inputs (a destination
         #: buffer); ``{0}`` in one stands for the name of the node's first input
         self.extra_args = {}
-        #: ``(node, output names, kernel name or None, view expression or None, argument names)``
-        #: of every line written at the top level, in order (for ``graph_program``)
+        #: ``(node, output names, kernel name or None, expression written in place of a call
+        #: or None, argument names, whether extra arguments are passed)`` of every line
+        #: written, in order (for ``graph_program``)
         self.records = []
 
     def _kernel_name(self, kernel):
@@ -414,10 +416,7 @@ def _graph_program(writer, check_parts, params, results, namespace):
     for node, outs, kname, view, names, has_extra in writer.records:
         if node in check_parts:
             arrays, refs, messages = check_parts[node]
-            pairs = [
-                tuple((arrays[int(k)], int(axis)) for k, axis in (r.split(".") for r in ref.split(",")))
-                for ref in refs
-            ]
+            pairs = [tuple((arrays[k], axis) for k, axis in ref) for ref in refs]
             statements.append(graph_program.ShapeCheck(pairs, messages))
         if has_extra:
             return None

@@ -215,12 +215,11 @@ class _Typing:
 
 def _codegen(statements, params, results, namespace, resolved, env, last_use):
     def codegen(context, builder, sig, args):
+        from llvmlite import ir
+        from numba.core import cgutils, types
         from numba.core.runtime.nrtdynmod import incref_decref_ty
 
         from lucent.link.numba.dispatch.shape import KernelChoiceError
-
-        from llvmlite import ir
-        from numba.core import cgutils, types
 
         intp = context.get_value_type(types.intp)
         values = dict(zip(params, args))

@@ -11,7 +11,7 @@ from numba.core.codegen import JITCodeLibrary  # noqa: E402
 import lucent  # noqa: E402
 import lucent.tensor as lt  # noqa: E402
 from lucent.link.numba.dispatch import numba_funcify  # noqa: E402
-from lucent.link.numba.dispatch.kernel_library import KernelCodeLibrary  # noqa: E402
+from lucent.link.numba.dispatch.kernel_library import GlueCodeLibrary, KernelCodeLibrary  # noqa: E402
 from lucent.link.numba.dispatch.python_entry import kernel_dispatcher  # noqa: E402
 
 
@@ -55,8 +55,35 @@ def test_graph_functions_are_compiled_the_same_way():
         libraries = [cres.library for cres in fn.overloads.values()]
         assert libraries and all(isinstance(lib, JITCodeLibrary) for lib in libraries)
         fresh = [lib for lib in libraries if type(lib) is not JITCodeLibrary]
-        # loaded from Numba's disk cache: a plain JIT library; compiled: a kernel library
-        assert all(type(lib) is KernelCodeLibrary for lib in fresh)
+        # loaded from Numba's disk cache: a plain JIT library; compiled: a glue library (O1)
+        assert all(type(lib) is GlueCodeLibrary for lib in fresh)
+
+
+def test_glue_kernels_get_the_light_pipeline_and_compute_the_same(monkeypatch):
+    """A BLAS product's kernel (checks and a call) is glue: O1, no vectorised loops to lose."""
+    from numba.core.codegen import JITCPUCodegen
+
+    from lucent.tensor.blas import Dot22
+
+    levels = []
+    real = JITCPUCodegen._module_pass_manager
+
+    def recording(self, **kwargs):
+        levels.append(kwargs.get("opt"))
+        return real(self, **kwargs)
+
+    monkeypatch.setattr(JITCPUCodegen, "_module_pass_manager", recording)
+    x, y = lt.dmatrix("x"), lt.dmatrix("y")
+    node = Dot22()(x, y).owner
+    kernel = kernel_dispatcher(numba_funcify(node.op, node).py_func, {"error_model": "numpy"})
+    assert kernel.py_func.__name__.endswith("_glue")
+    a, b = np.arange(12.0).reshape(3, 4), np.arange(8.0).reshape(4, 2)
+    np.testing.assert_allclose(kernel(a, b), a @ b)
+    (cres,) = kernel.overloads.values()
+    assert type(cres.library) is GlueCodeLibrary
+    assert 1 in levels and None not in levels  # the light pipeline, never the default full one
+    with pytest.raises(ValueError, match="not aligned"):
+        kernel(a, a)
 
 
 def test_another_codegen_keeps_numba_s_own_library():

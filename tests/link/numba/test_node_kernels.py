@@ -102,5 +102,6 @@ def test_a_node_run_alone_compiles_the_specialisation_graph_functions_use(tmp_pa
     for got in (result["checked"], result["fast"]):
         np.testing.assert_allclose(got[0], a @ b)
         np.testing.assert_allclose(got[1], a.T @ b)
-    assert result["debug_compiled"].count("dot22") == 1, result["debug_compiled"]
-    assert "dot22" not in result["fast_compiled"], result["fast_compiled"]
+    products = [name for name in result["debug_compiled"] if name.startswith("dot22")]
+    assert len(products) == 1, result["debug_compiled"]
+    assert not [name for name in result["fast_compiled"] if name.startswith("dot22")], result["fast_compiled"]

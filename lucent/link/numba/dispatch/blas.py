@@ -163,7 +163,8 @@ def _dot_kernel(op, node, what):
     else:
         lines.append(f"{fn}({a}, {b}, out)")
     lines.append("return out")
-    kernel = make_kernel(what.lower(), ["a", "b"], lines, helpers)
+    # with BLAS the kernel is checks and a call: glue for LLVM's light pipeline (``kernel_library``)
+    kernel = make_kernel(what.lower() + ("_glue" if cblas is not None else ""), ["a", "b"], lines, helpers)
     return mark_any_layout(kernel) if cblas is not None else kernel
 
 
@@ -376,7 +377,10 @@ def _gemm_kernel(op, node, cblas):
         ]
     lines += _gemm_lines(dtype, "a2", "b2", "out", "ga", "gb")
     lines += _accumulate_tail(op, 2)
-    return mark_any_layout(make_kernel("gemm", ["z", "alpha_", "a", "b", "beta_"], lines, [cblas]))
+    # in place, the kernel is checks, a BLAS call and a cold path: glue (``kernel_library``);
+    # otherwise it copies the accumulator in a loop worth vectorising
+    name = "gemm_glue" if op.inplace else "gemm"
+    return mark_any_layout(make_kernel(name, ["z", "alpha_", "a", "b", "beta_"], lines, [cblas]))
 
 
 @numba_funcify.register(Gemm, version=3)

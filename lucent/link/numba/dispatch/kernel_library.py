@@ -16,7 +16,11 @@ typing (before lowering, which makes the library otherwise) and gives the
 compilation a ``KernelCodeLibrary``, Numba's JIT library without the
 per-function round. Everything else (linking, caching, loading from the
 cache) is Numba's own. Graph functions are compiled by ``KernelCompiler``
-too (with their CPython wrapper).
+too (with their CPython wrapper), into a ``GlueCodeLibrary``: a graph
+function is calls of kernels, views and reference counts, run once per
+call, with no loop to vectorise or unroll, so its module gets LLVM's O1
+pipeline instead of O3 (about half of the time LLVM spent optimising it).
+So do kernels named ``*_glue``: a BLAS product's checks and call.
 """
 
 from __future__ import annotations
@@ -31,6 +35,33 @@ class KernelCodeLibrary(JITCodeLibrary):
     def _optimize_functions(self, ll_module):
         # Only what the module pipelines need from this step: the target's data layout.
         ll_module.data_layout = self._codegen._data_layout
+
+
+class GlueCodeLibrary(KernelCodeLibrary):
+    """A ``KernelCodeLibrary`` whose module is optimised by LLVM's O1 pipeline, for code without loops."""
+
+    def _optimize_final_module(self):
+        from numba.core import config
+        from numba.core.codegen import remove_redundant_nrt_refct
+
+        codegen = self._codegen
+        # inline the reference-count helpers and prune the pairs, as the cheap round does
+        cheap, cheap_builder = codegen._module_pass_manager(
+            loop_vectorize=False, slp_vectorize=False, opt=codegen._opt_level, cost="cheap"
+        )
+        with self._recorded_timings.record("Module passes (cheap optimization for refprune)", cheap_builder):
+            cheap.run(self._final_module, cheap_builder)
+        if not config.LLVM_REFPRUNE_PASS:
+            self._final_module = remove_redundant_nrt_refct(self._final_module)
+        light, light_builder = codegen._module_pass_manager(opt=1, loop_vectorize=False, slp_vectorize=False)
+        with self._recorded_timings.record("Module passes (O1)", light_builder):
+            light.run(self._final_module, light_builder)
+
+
+#: Functions whose code is glue (see ``GlueCodeLibrary``): the outer graph function, and
+#: kernels whose name ends with ``GLUE_SUFFIX``.
+GLUE_FUNCTIONS = ("graph_fn",)
+GLUE_SUFFIX = "_glue"
 
 
 @register_pass(mutates_CFG=False, analysis_only=False)
@@ -48,10 +79,13 @@ class UseKernelCodeLibrary(FunctionPass):
         codegen = state.targetctx.codegen()
         if getattr(codegen, "_library_class", None) is not JITCodeLibrary:
             return False  # another target: Numba makes its own library
-        state.library = KernelCodeLibrary(codegen, state.func_id.func_qualname)
+        name = state.func_id.func_qualname
+        glue = name in GLUE_FUNCTIONS or name.endswith(GLUE_SUFFIX)
+        library_class = GlueCodeLibrary if glue else KernelCodeLibrary
+        state.library = library_class(codegen, name)
         # as Numba's lowering does for the library it makes: serialisable for the disk cache
         state.library.enable_object_caching()
         return False
 
 
-__all__ = ["KernelCodeLibrary", "UseKernelCodeLibrary"]
+__all__ = ["GLUE_FUNCTIONS", "GLUE_SUFFIX", "GlueCodeLibrary", "KernelCodeLibrary", "UseKernelCodeLibrary"]
