@@ -85,6 +85,19 @@ class _Emitter:
         row_step = cgutils.unpack_tuple(self.builder, array.strides, 2)[0]
         return array.data, row_step, rows
 
+    def operands(self, sig, args):
+        """``(matrix, n, x, z, out, alpha, beta)`` of a loop's call: views, ``intp`` count, ``(value, type)`` scalars."""
+        matrix_t, n_t, x_t, z_t, out_t, alpha_t, beta_t = sig.args
+        return (
+            self.matrix(matrix_t, args[0]),
+            self.cast(args[1], n_t, types.intp),
+            self.vector(x_t, args[2]),
+            self.vector(z_t, args[3]),
+            self.vector(out_t, args[4]),
+            (args[5], alpha_t),
+            (args[6], beta_t),
+        )
+
     def matrix_element(self, matrix, row, column):
         data, row_step, _ = matrix
         raw = self.builder.bitcast(data, ir.IntType(8).as_pointer())
@@ -132,12 +145,9 @@ def rows_gemv(typingctx, A, k, x, z, out, alpha, beta):
         return None
 
     def codegen(context, builder, sig, args):
-        A_t, k_t, x_t, z_t, out_t, alpha_t, beta_t = sig.args
+        A_t, _, x_t, z_t, out_t, _, _ = sig.args
         e = _Emitter(context, builder)
-        matrix = e.matrix(A_t, args[0])
-        k_v = e.cast(args[1], k_t, types.intp)
-        xs, zs, outs = e.vector(x_t, args[2]), e.vector(z_t, args[3]), e.vector(out_t, args[4])
-        alpha_p, beta_p = (args[5], alpha_t), (args[6], beta_t)
+        matrix, k_v, xs, zs, outs, alpha_p, beta_p = e.operands(sig, args)
         m = matrix[2]
         acc_type = types.float64
         sums = [cgutils.alloca_once(builder, context.get_value_type(acc_type)) for _ in range(4)]
@@ -189,12 +199,9 @@ def cols_gemv(typingctx, At, m, x, z, out, alpha, beta):
         return None
 
     def codegen(context, builder, sig, args):
-        At_t, m_t, x_t, z_t, out_t, alpha_t, beta_t = sig.args
+        At_t, _, x_t, z_t, out_t, _, beta_t = sig.args
         e = _Emitter(context, builder)
-        matrix = e.matrix(At_t, args[0])
-        m_v = e.cast(args[1], m_t, types.intp)
-        xs, zs, outs = e.vector(x_t, args[2]), e.vector(z_t, args[3]), e.vector(out_t, args[4])
-        alpha_p, beta_p = (args[5], alpha_t), (args[6], beta_t)
+        matrix, m_v, xs, zs, outs, alpha_p, beta_p = e.operands(sig, args)
         dtype = out_t.dtype
         is_zero = builder.fcmp_ordered("==", beta_p[0], e.const(0.0, beta_t))
         with builder.if_else(is_zero) as (no_z, with_z):
