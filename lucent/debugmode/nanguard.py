@@ -6,7 +6,10 @@ infinity (or, with ``big_is_error``, a huge value) is the call replayed
 node by node on the Python path from the same input values, stopping at
 the first node whose output is bad. The error names that node (its
 ``dprint``, where the user created it, its input shapes), and the call
-changes no shared variable.
+changes no shared variable. When that node is a loop (a ``Scan``), the
+loop is rerun and each step's inner graph replayed node by node, so the
+error also names the step and the inner node (``scan "rnn", step 37:
+Log1p``), following loops inside loops.
 
 In-place updates: FAST_RUN writes updates such as ``W - lr*g`` straight
 into ``W``'s buffer, so when the scan finds a NaN the shared variable has
@@ -33,14 +36,18 @@ class NanGuardError(FloatingPointError, AssertionError):
     raises, so code catching that keeps working.
 
     Attributes: ``node`` (``None`` when the replay did not find it),
-    ``output_index``, ``what`` (``"NaN"``, ``"Inf"`` or ``"big"``).
+    ``output_index``, ``what`` (``"NaN"``, ``"Inf"`` or ``"big"``), and
+    ``inner_location`` when ``node`` is a loop: the step and inner node
+    that made the value (``scan "rnn", step 37: Log1p (created at ...),
+    output 0``), else ``None``.
     """
 
-    def __init__(self, message, node=None, output_index=None, what=None):
+    def __init__(self, message, node=None, output_index=None, what=None, inner_location=None):
         super().__init__(message)
         self.node = node
         self.output_index = output_index
         self.what = what
+        self.inner_location = inner_location
 
 
 class NanGuardLinker(Linker):
@@ -162,22 +169,87 @@ class NanGuardLinker(Linker):
                     f" (its inputs {inputs_bad} already contain {bad} or another checked value)"
                     if inputs_bad else " from inputs without any"
                 )
+                inside = self._locate_in_loop(node, in_values) if not inputs_bad else None
+                within = f" Inside its loop, the first {bad} comes from {inside}." if inside else ""
                 message = (
                     f"NanGuardMode: {kind} ({out_var}) contains {bad}. The first node producing "
-                    f"{bad} (replayed on the Python path) is {node}, output {j}{note}.\n"
+                    f"{bad} (replayed on the Python path) is {node}, output {j}{note}.{within}\n"
                     f"  node:\n    " + node_dprint(node).replace("\n", "\n    ") + "\n"
                     f"  op: {op_text(node.op)}\n"
                     f"  created at: " + Origins(fgraph).creation_text(node).replace("\n", "\n    ") + "\n"
                     "  inputs:\n    " + inputs_text(node, in_values).replace("\n", "\n    ") + "\n"
                     "The call changed no shared variable."
                 )
-                return NanGuardError(message, node=node, output_index=j, what=bad)
+                return NanGuardError(message, node=node, output_index=j, what=bad, inner_location=inside)
         return NanGuardError(
             f"NanGuardMode: {kind} ({out_var}) contains {what} on the Numba path, but replaying "
             "the graph node by node on the Python path produced none: the two paths disagree. "
             "Compile with mode='DebugMode' to find the node whose Numba kernel differs.",
             what=what,
         )
+
+
+    def _locate_in_loop(self, node, values):
+        """``scan "rnn", step 37: Log1p (created at ...), output 0``: where inside ``node``'s loop
+        the first bad value came from, or ``None`` (not a loop, or no inner node made it).
+
+        The loop is rerun on the reference path (the op's ``run_reference``),
+        and at each step its inner graph is run node by node on the Python
+        path from the step's inner values; the first inner node whose output
+        is bad (from inputs that are not) is the answer. A loop inside the
+        loop is followed the same way.
+        """
+        run = getattr(node.op, "run_reference", None)
+        inner_graph = getattr(node.op, "fgraph", None)
+        if run is None or inner_graph is None:
+            return None
+        from lucent.debugmode.inner import describe_location
+        from lucent.debugmode.values import copy_value, is_immutable
+        from lucent.link.python import PythonLinker
+
+        cells = [[None] for _ in inner_graph.inputs]
+        linker = PythonLinker(allow_gc=False).accept(inner_graph)
+        _, _, _, thunks, order, storage_map = linker.make_all(input_storage=cells)
+        found = []
+
+        def on_step(t, args):
+            # copies: the step's values are rows of the loop's own buffers, and a node
+            # replayed in place would change what the loop computes next
+            args = [v if is_immutable(v) else copy_value(v) for v in args]
+            for var, cell, value in zip(inner_graph.inputs, cells, args):
+                try:
+                    cell[0] = var.type.filter(value)
+                except (TypeError, ValueError):
+                    cell[0] = value
+            for thunk, inner in zip(thunks, order):
+                # before the node runs: an in-place node overwrites its input
+                ins = [storage_map[v][0] for v in inner.inputs]
+                came_in_bad = any(self._bad(v) is not None for v in ins)
+                if hasattr(inner.op, "run_reference"):
+                    ins = [v if is_immutable(v) else copy_value(v) for v in ins]
+                thunk()
+                for j, var in enumerate(inner.outputs):
+                    if self._bad(storage_map[var][0]) is None:
+                        continue
+                    if came_in_bad:
+                        return  # it came in from outside this step's nodes
+                    deeper = self._locate_in_loop(inner, ins)
+                    found.append(describe_location(node, (t, inner, None)) + f", output {j}"
+                                 + (f"; inside it, {deeper}" if deeper else ""))
+                    raise _StopReplay()
+
+        copies = [v if is_immutable(v) else copy_value(v) for v in values]
+        try:
+            run(node, copies, None, on_step)
+        except _StopReplay:
+            pass
+        except Exception:  # the rerun itself failed: no location rather than another error
+            return None
+        return found[0] if found else None
+
+
+class _StopReplay(Exception):
+    """Ends a loop's rerun at the first inner node that produced a bad value."""
 
 
 def _copy(value):

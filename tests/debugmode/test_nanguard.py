@@ -95,3 +95,66 @@ def test_defaults_come_from_config_as_in_pytensor():
         g = lucent.function([x], lt.exp(x), mode=NanGuardMode())
     assert g(np.array([30.0]))[0] > 1e10
     assert NanGuardMode(big_is_error=False).linker.big_is_error is False
+
+
+def _recurrence(name):
+    rng = np.random.default_rng(0)
+    W = lucent.shared(rng.standard_normal((4, 4)) * 0.2, name="W")
+    seq, h0 = lt.dmatrix("seq"), lt.dvector("h0")
+
+    def step(x_t, h):
+        h_new = lt.tanh(lt.dot(W, h) + x_t)
+        return h_new, lt.log1p(h_new.sum())  # NaN once the state's sum falls below -1
+
+    (hs, energies), _ = lucent.scan(step, sequences=seq, outputs_info=[h0, None], name=name)
+    loss = ((hs[-1] - 0.5) ** 2).sum() + 0.01 * energies.sum()
+    xs = 0.3 + 0.1 * rng.standard_normal((20, 4))
+    xs[13] = -3.0  # a burst of negative input: the state's sum drops to about -4 at step 13
+    return W, seq, h0, loss, xs
+
+
+def test_a_nan_made_inside_a_loop_names_the_loop_the_step_and_the_inner_node():
+    W, seq, h0, loss, xs = _recurrence("rnn")
+    g = lucent.grad(loss, W)
+    f = lucent.function([seq, h0], loss, updates=[(W, W - 0.1 * g)], mode=NanGuardMode(True, True, False))
+    before = W.get_value().copy()
+    with pytest.raises(NanGuardError) as info:
+        f(xs, np.zeros(4))
+    err = info.value
+    assert type(err.node.op).__name__ == "Scan"
+    assert err.inner_location.startswith('scan "rnn", step 13: Log1p (created at ')
+    assert "test_nanguard.py" in err.inner_location and err.inner_location.endswith("output 0")
+    assert 'Inside its loop, the first NaN comes from scan "rnn", step 13: Log1p' in str(err)
+    np.testing.assert_array_equal(W.get_value(), before)  # the failed call changed nothing
+    xs[13] = 0.3
+    assert np.isfinite(f(xs, np.zeros(4)))  # the fix: no burst, no NaN
+
+
+def test_a_nan_made_in_a_loop_inside_a_loop_names_both_steps():
+    x = lt.dvector("x")
+
+    def inner_step(v):
+        return lt.sqrt(v - 1.0)  # NaN once v drops below 1
+
+    def outer_step(v):
+        out = lucent.scan(inner_step, outputs_info=[v], n_steps=2, name="inner", return_updates=False)
+        return out[-1] - 0.5
+
+    ys = lucent.scan(outer_step, outputs_info=[x], n_steps=4, name="outer", return_updates=False)
+    f = lucent.function([x], ys[-1], mode=NanGuardMode(True, True, False))
+    with pytest.raises(NanGuardError) as info:
+        f(np.array([100.0, 30.0]))
+    location = info.value.inner_location
+    assert location.startswith('scan "outer", step ')
+    assert '; inside it, scan "inner", step 1: ' in location and "sqrt" in location.lower()
+
+
+def test_a_nan_that_comes_into_a_loop_names_where_it_was_made():
+    seq = lt.dmatrix("seq")
+    s = lt.log(seq - 1.0)  # NaN before the loop, for entries below 1
+    ys = lucent.scan(lambda r: r * 2.0, sequences=[s], name="double", return_updates=False)
+    f = lucent.function([seq], ys.sum(), mode=NanGuardMode(True, True, False))
+    with pytest.raises(NanGuardError) as info:
+        f(np.array([[2.0, 3.0], [0.5, 4.0]]))
+    assert info.value.inner_location is None
+    assert "Log" in str(info.value.node.op) or "Composite" in str(info.value.node.op)

@@ -151,7 +151,6 @@ def copy_row_into(typingctx, dest, source, index):
     ndim = dest.ndim
 
     def codegen(context, builder, sig, args):
-        intp = context.get_value_type(types.intp)
         target = context.make_array(sig.args[0])(context, builder, args[0])
         array = context.make_array(sig.args[1])(context, builder, args[1])
         strides = cgutils.unpack_tuple(builder, array.strides, source.ndim)

@@ -288,7 +288,6 @@ class ScalarProgram:
         return any(type(sop) in _VECTOR for sop, _, _ in self._steps)
 
 
-#: Scalar ops written as ``scalar_ir`` steps (float64 only; see ``ScalarProgram.ir_program``).
 #: Input dtypes a ``scalar_ir`` program may convert to float64, and the conversion's step.
 _IR_CASTS = {
     **{f"int{b}": "itof" for b in (8, 16, 32, 64)},
@@ -296,6 +295,7 @@ _IR_CASTS = {
     "bool": "utof",
 }
 
+#: Scalar ops written as ``scalar_ir`` steps (float64 only; see ``ScalarProgram.ir_program``).
 _IR_OPS = {
     ps.Add: "add", ps.Mul: "mul", ps.Sub: "sub", ps.TrueDiv: "div", ps.Neg: "neg",
     ps.Identity: "id", ps.Second: "id", sm.Sqr: "sqr",
