@@ -188,7 +188,6 @@ class NanGuardLinker(Linker):
             what=what,
         )
 
-
     def _locate_in_loop(self, node, values):
         """``scan "rnn", step 37: Log1p (created at ...), output 0``: where inside ``node``'s loop
         the first bad value came from, or ``None`` (not a loop, or no inner node made it).
