@@ -1,35 +1,114 @@
-"""Following a discrepancy into a loop: which step and which inner node of a scan parted the paths.
+"""Following a problem into a loop: which step and which inner node of a scan produced it.
 
 When the Numba kernel of a node with an inner graph (a ``Scan``) disagrees
-with its ``perform``, the outer node is only where the difference shows. The
-loop is rerun here on the reference path (the op's ``run_reference``); at
-each step the inner graph's nodes are run one by one on both paths
-(``NodeCheck``) with the step's reference inner values, and the first inner
-node with a problem is reported with the step number. Ops that do not offer
-``run_reference`` are not followed.
+with its ``perform``, or its output holds a NaN its inputs did not, the
+outer node is only where the problem shows. The loop is rerun here on the
+reference path (the op's ``run_reference``) and at each step its inner
+graph is run node by node from the step's reference inner values:
+
+* ``locate_in_inner_graph``: each inner node on both paths (``NodeCheck``);
+  the first inner node with a problem is the answer;
+* ``locate_nonfinite_in_loop``: each inner node on the Python path; the
+  first inner node whose output is bad (NaN, Inf, ...) although its inputs
+  were not is the answer, followed into a loop nested in the body.
+
+Both return an ``InnerLocation``: the loop node, the step, the inner node
+(and, one level down, where inside a nested loop), which tools use to open
+the loop's graph at that node (``DebugReportView``) and whose text names
+it (``scan "rnn", step 37: Mul (created at model.py:12)``). Ops that do not
+offer ``run_reference`` are not followed.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from lucent.debugmode.values import copy_value, is_immutable
+
+
+@dataclass
+class InnerLocation:
+    """Where inside ``node``'s loop a problem arose.
+
+    ``step`` counts from 0; ``inner_node`` is a node of ``node.op.fgraph``;
+    ``output_index`` the inner node's output concerned (``None``: not
+    known); ``problem`` the inner node's own problem (a ``DebugModeError``,
+    for a discrepancy); ``deeper`` the location inside ``inner_node`` when
+    it is itself a loop.
+    """
+
+    node: object
+    step: int
+    inner_node: object
+    output_index: int | None = None
+    problem: object = None
+    deeper: InnerLocation | None = None
+
+    def path(self):
+        """``[(loop node, step, inner node), ...]`` from the outer loop inwards."""
+        here = [(self.node, self.step, self.inner_node)]
+        return here + (self.deeper.path() if self.deeper is not None else [])
+
+    def __str__(self):
+        from lucent.debugmode.describe import format_trace
+
+        name = getattr(self.node.op, "name", None) or type(self.node.op).__name__
+        kind = type(self.node.op).__name__.lower()
+        trace = format_trace(getattr(self.inner_node.tag, "trace", None)).strip().splitlines()
+        where = f" (created at {trace[0].strip()})" if trace and trace[0].strip() else ""
+        text = f'{kind} "{name}", step {self.step}: {self.inner_node.op}{where}'
+        if self.output_index is not None:
+            text += f", output {self.output_index}"
+        if self.deeper is not None:
+            text += f"; inside it, {self.deeper}"
+        return text
 
 
 class _Found(Exception):
     """Stops the rerun loop at the first problem."""
 
 
+def _step_values(fgraph, args):
+    """The step's inner input values, each as a value of its declared type.
+
+    A row of a step's buffer is a NumPy scalar, not a 0-d array: give each
+    inner input what a compiled graph would get. Copies, because the step's
+    values are rows of the loop's own buffers and a node replayed in place
+    would change what the loop computes next.
+    """
+    values = []
+    for var, a in zip(fgraph.inputs, args):
+        a = a if is_immutable(a) else copy_value(a)
+        try:
+            values.append(var.type.filter(a))
+        except (TypeError, ValueError):
+            values.append(a)
+    return values
+
+
+def _rerun(node, values, on_step):
+    """Run ``node``'s loop on the reference path with ``on_step``; stop quietly at ``_Found``."""
+    copies = [v if is_immutable(v) else copy_value(v) for v in values]
+    try:
+        node.op.run_reference(node, copies, None, on_step)
+    except _Found:
+        pass
+
+
+def _follows(node):
+    return getattr(node.op, "run_reference", None) is not None and getattr(node.op, "fgraph", None) is not None
+
+
 def locate_in_inner_graph(node, values, max_steps=100_000):
-    """``(step, inner node, first problem)`` inside ``node``'s loop, or ``None``.
+    """The ``InnerLocation`` of the first inner node whose two paths part, or ``None``.
 
     ``values`` are the outer node's input values (not modified).
     """
-    op = node.op
-    run = getattr(op, "run_reference", None)
-    fgraph = getattr(op, "fgraph", None)
-    if run is None or fgraph is None:
+    if not _follows(node):
         return None
     from lucent.debugmode.node_check import NodeCheck
 
+    fgraph = node.op.fgraph
     order = fgraph.toposort()
     checks = {}
     found = []
@@ -37,14 +116,7 @@ def locate_in_inner_graph(node, values, max_steps=100_000):
     def on_step(t, args):
         if t >= max_steps:
             raise _Found()
-        # A row of a step's buffer is a NumPy scalar, not a 0-d array: give each
-        # inner input a value of its declared type, as a compiled graph would.
-        env = {}
-        for var, a in zip(fgraph.inputs, args):
-            try:
-                env[var] = var.type.filter(a)
-            except (TypeError, ValueError):
-                env[var] = a
+        env = dict(zip(fgraph.inputs, _step_values(fgraph, args)))
         for inner in order:
             ins = [env[i] if i in env else i.data for i in inner.inputs]
             check = checks.get(inner)
@@ -52,28 +124,66 @@ def locate_in_inner_graph(node, values, max_steps=100_000):
                 check = checks[inner] = NodeCheck(inner, fgraph=fgraph)
             ref, problems, _ = check.run(ins)
             if problems:
-                found.append((t, inner, problems[0]))
+                first = problems[0]
+                found.append(InnerLocation(
+                    node, t, inner, getattr(first, "output_index", None), first,
+                    getattr(first, "inner_site", None),
+                ))
                 raise _Found()
             env.update(zip(inner.outputs, ref))
 
-    copies = [v if is_immutable(v) else copy_value(v) for v in values]
+    _rerun(node, values, on_step)
+    return found[0] if found else None
+
+
+def locate_nonfinite_in_loop(node, values, is_bad):
+    """The ``InnerLocation`` of the first inner node making a bad value from good inputs, or ``None``.
+
+    ``is_bad(value)`` says whether a value is bad (NaN, Inf, too large: the
+    caller's rule). The inner graph runs node by node on the Python path; a
+    bad value that came in from outside the step's nodes (a bad input) is
+    not located. A loop inside the loop is followed the same way. A rerun
+    that fails gives ``None`` rather than another error.
+    """
+    if not _follows(node):
+        return None
+    from lucent.link.python import PythonLinker
+
+    fgraph = node.op.fgraph
+    cells = [[None] for _ in fgraph.inputs]
+    linker = PythonLinker(allow_gc=False).accept(fgraph)
+    _, _, _, thunks, order, storage_map = linker.make_all(input_storage=cells)
+    found = []
+
+    def on_step(t, args):
+        for cell, value in zip(cells, _step_values(fgraph, args)):
+            cell[0] = value
+        for thunk, inner in zip(thunks, order):
+            # read before the node runs: an in-place node overwrites its input
+            ins = [storage_map[v][0] for v in inner.inputs]
+            came_in_bad = any(is_bad(v) for v in ins)
+            if _follows(inner):
+                ins = [v if is_immutable(v) else copy_value(v) for v in ins]
+            thunk()
+            for j, var in enumerate(inner.outputs):
+                if not is_bad(storage_map[var][0]):
+                    continue
+                if came_in_bad:
+                    raise _Found()  # it came in from outside this step's nodes
+                deeper = locate_nonfinite_in_loop(inner, ins, is_bad)
+                found.append(InnerLocation(node, t, inner, j, None, deeper))
+                raise _Found()
+
     try:
-        run(node, copies, None, on_step)
-    except _Found:
-        pass
+        _rerun(node, values, on_step)
+    except Exception:
+        return None
     return found[0] if found else None
 
 
 def describe_location(node, located):
-    """``scan "name", step 4: Op (created at ...)`` for a ``locate_in_inner_graph`` result."""
-    from lucent.debugmode.describe import format_trace
-
-    step, inner, _ = located
-    name = getattr(node.op, "name", None) or type(node.op).__name__
-    kind = type(node.op).__name__.lower()
-    trace = format_trace(getattr(inner.tag, "trace", None)).strip().splitlines()
-    where = f" (created at {trace[0].strip()})" if trace and trace[0].strip() else ""
-    return f'{kind} "{name}", step {step}: {inner.op}{where}'
+    """The text of an ``InnerLocation`` (kept for callers that hold the node apart)."""
+    return str(located)
 
 
-__all__ = ["describe_location", "locate_in_inner_graph"]
+__all__ = ["InnerLocation", "describe_location", "locate_in_inner_graph", "locate_nonfinite_in_loop"]

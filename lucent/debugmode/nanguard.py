@@ -39,7 +39,8 @@ class NanGuardError(FloatingPointError, AssertionError):
     ``output_index``, ``what`` (``"NaN"``, ``"Inf"`` or ``"big"``), and
     ``inner_location`` when ``node`` is a loop: the step and inner node
     that made the value (``scan "rnn", step 37: Log1p (created at ...),
-    output 0``), else ``None``.
+    output 0``), else ``None``; ``inner_site``, the same place as a
+    ``lucent.debugmode.inner.InnerLocation`` (loop node, step, inner node).
     """
 
     def __init__(self, message, node=None, output_index=None, what=None, inner_location=None):
@@ -47,7 +48,8 @@ class NanGuardError(FloatingPointError, AssertionError):
         self.node = node
         self.output_index = output_index
         self.what = what
-        self.inner_location = inner_location
+        self.inner_site = inner_location
+        self.inner_location = None if inner_location is None else str(inner_location)
 
 
 class NanGuardLinker(Linker):
@@ -189,66 +191,11 @@ class NanGuardLinker(Linker):
         )
 
     def _locate_in_loop(self, node, values):
-        """``scan "rnn", step 37: Log1p (created at ...), output 0``: where inside ``node``'s loop
-        the first bad value came from, or ``None`` (not a loop, or no inner node made it).
+        """Where inside ``node``'s loop the first bad value came from (an ``InnerLocation``), or
+        ``None`` (not a loop, or no inner node made it); see ``lucent.debugmode.inner``."""
+        from lucent.debugmode.inner import locate_nonfinite_in_loop
 
-        The loop is rerun on the reference path (the op's ``run_reference``),
-        and at each step its inner graph is run node by node on the Python
-        path from the step's inner values; the first inner node whose output
-        is bad (from inputs that are not) is the answer. A loop inside the
-        loop is followed the same way.
-        """
-        run = getattr(node.op, "run_reference", None)
-        inner_graph = getattr(node.op, "fgraph", None)
-        if run is None or inner_graph is None:
-            return None
-        from lucent.debugmode.inner import describe_location
-        from lucent.debugmode.values import copy_value, is_immutable
-        from lucent.link.python import PythonLinker
-
-        cells = [[None] for _ in inner_graph.inputs]
-        linker = PythonLinker(allow_gc=False).accept(inner_graph)
-        _, _, _, thunks, order, storage_map = linker.make_all(input_storage=cells)
-        found = []
-
-        def on_step(t, args):
-            # copies: the step's values are rows of the loop's own buffers, and a node
-            # replayed in place would change what the loop computes next
-            args = [v if is_immutable(v) else copy_value(v) for v in args]
-            for var, cell, value in zip(inner_graph.inputs, cells, args):
-                try:
-                    cell[0] = var.type.filter(value)
-                except (TypeError, ValueError):
-                    cell[0] = value
-            for thunk, inner in zip(thunks, order):
-                # before the node runs: an in-place node overwrites its input
-                ins = [storage_map[v][0] for v in inner.inputs]
-                came_in_bad = any(self._bad(v) is not None for v in ins)
-                if hasattr(inner.op, "run_reference"):
-                    ins = [v if is_immutable(v) else copy_value(v) for v in ins]
-                thunk()
-                for j, var in enumerate(inner.outputs):
-                    if self._bad(storage_map[var][0]) is None:
-                        continue
-                    if came_in_bad:
-                        return  # it came in from outside this step's nodes
-                    deeper = self._locate_in_loop(inner, ins)
-                    found.append(describe_location(node, (t, inner, None)) + f", output {j}"
-                                 + (f"; inside it, {deeper}" if deeper else ""))
-                    raise _StopReplay()
-
-        copies = [v if is_immutable(v) else copy_value(v) for v in values]
-        try:
-            run(node, copies, None, on_step)
-        except _StopReplay:
-            pass
-        except Exception:  # the rerun itself failed: no location rather than another error
-            return None
-        return found[0] if found else None
-
-
-class _StopReplay(Exception):
-    """Ends a loop's rerun at the first inner node that produced a bad value."""
+        return locate_nonfinite_in_loop(node, values, lambda v: self._bad(v) is not None)
 
 
 def _copy(value):

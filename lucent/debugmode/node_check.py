@@ -323,14 +323,14 @@ class NodeCheck:
             loose = tolerance_note(var)
             tolerance = loose[2] if loose else f"{var.type}'s tolerance"
             # A loop's difference comes from some step of its body: find it.
-            inside, inner_sections = None, []
+            located, inner_sections = None, []
             if not problems and hasattr(node.op, "run_reference"):
-                from lucent.debugmode.inner import describe_location, locate_in_inner_graph
+                from lucent.debugmode.inner import locate_in_inner_graph
 
                 located = locate_in_inner_graph(node, values)
                 if located is not None:
-                    inside = describe_location(node, located)
-                    inner_sections = [("inner problem", str(located[2]))]
+                    inner_sections = [("inner problem", str(located.problem))]
+            inside = None if located is None else str(located)
             summary = (
                 f"Output {j} of {node.op}: the Numba kernel's value differs from perform's "
                 f"(the reference) beyond {tolerance}"
@@ -342,7 +342,7 @@ class NodeCheck:
                 [(f"output {j} (perform)", abbreviate(a)), (f"output {j} (numba)", abbreviate(b)),
                  ("difference", format_difference(diff) or "(not numeric)")] + inner_sections,
                 path="numba", output_index=j, perform_value=a, numba_value=b, difference=diff,
-                inner_location=inside,
+                inner_location=inside, inner_site=located,
             ))
         return problems
 
@@ -485,12 +485,23 @@ class NodeCheck:
                     continue
                 path, bad = "numba", kern[j]
             what = "NaN" if np.isnan(np.asarray(bad)).any() else "Inf"
-            problems.append(self._problem(
-                NonFiniteOutput, values,
+            summary = (
                 f"Output {j} of {node.op} computed by {PATHS[path]} contains {what} although no "
-                "input contains NaN or Inf: expected finite values",
+                "input contains NaN or Inf: expected finite values"
+            )
+            # A loop's NaN comes from some step of its body: find the first inner node making one.
+            located = None
+            if hasattr(node.op, "run_reference"):
+                from lucent.debugmode.inner import locate_nonfinite_in_loop
+
+                located = locate_nonfinite_in_loop(node, values, has_nonfinite)
+            if located is not None:
+                summary = f"{located}: the first {what} of the loop. {summary}"
+            problems.append(self._problem(
+                NonFiniteOutput, values, summary,
                 [(f"output {j} ({path})", abbreviate(bad))],
                 path=path, output_index=j, what=what,
+                inner_location=None if located is None else str(located), inner_site=located,
             ))
         return problems
 

@@ -125,6 +125,8 @@ def test_a_nan_made_inside_a_loop_names_the_loop_the_step_and_the_inner_node():
     assert err.inner_location.startswith('scan "rnn", step 13: Log1p (created at ')
     assert "test_nanguard.py" in err.inner_location and err.inner_location.endswith("output 0")
     assert 'Inside its loop, the first NaN comes from scan "rnn", step 13: Log1p' in str(err)
+    assert err.inner_site.node is err.node and err.inner_site.step == 13
+    assert "Log1p" in str(err.inner_site.inner_node.op) and err.inner_site.output_index == 0
     np.testing.assert_array_equal(W.get_value(), before)  # the failed call changed nothing
     xs[13] = 0.3
     assert np.isfinite(f(xs, np.zeros(4)))  # the fix: no burst, no NaN
@@ -147,6 +149,9 @@ def test_a_nan_made_in_a_loop_inside_a_loop_names_both_steps():
     location = info.value.inner_location
     assert location.startswith('scan "outer", step ')
     assert '; inside it, scan "inner", step 1: ' in location and "sqrt" in location.lower()
+    (outer, _, inner_scan), (inner_loop, inner_step, sqrt_node) = info.value.inner_site.path()
+    assert outer is info.value.node and inner_loop is inner_scan and inner_step == 1
+    assert "sqrt" in str(sqrt_node.op).lower()
 
 
 def test_a_nan_that_comes_into_a_loop_names_where_it_was_made():

@@ -61,6 +61,38 @@ def test_wrong_kernel_inside_scan_step_is_located():
     message = str(err)
     assert message.startswith('scan "doubler", step 4: DoubleWrongAboveTen')
     assert "inner problem" in message
+    # the same place as objects, for tools that open the loop at that node
+    site = err.inner_site
+    assert site.node is err.node and site.step == 4 and site.deeper is None
+    assert isinstance(site.inner_node.op, DoubleWrongAboveTen)
+    assert site.inner_node in err.node.op.fgraph.apply_nodes
+    assert site.path() == [(err.node, 4, site.inner_node)]
+
+
+def test_a_nan_made_inside_a_loop_is_located_by_check_nan():
+    """``DebugMode(check_nan=True)``: a loop whose output holds a NaN its inputs did not is
+    followed inside, to the first step and inner node making one."""
+    seq = lt.dvector("seq")
+    h0 = lt.dscalar("h0")
+    hs = lucent.scan(
+        lambda x_t, h: lt.log(h + x_t), sequences=[seq], outputs_info=[h0], name="logs",
+        return_updates=False,
+    )
+    f = lucent.function([seq, h0], hs, mode=DebugMode(on_error="report", check_nan=True))
+    xs = np.array([2.0, 1.0, -5.0, 1.0])  # log(3), log(log 3 + 1), then log of a negative number
+    with np.errstate(invalid="ignore"):
+        out = f(xs, 1.0)
+    expected = [np.log(3.0)]
+    with np.errstate(invalid="ignore"):
+        for x in xs[1:]:
+            expected.append(np.log(expected[-1] + x))
+    np.testing.assert_allclose(out, expected)
+    (problem,) = [p for p in f.debug_report if p.kind == "NonFiniteOutput"]
+    assert type(problem.node.op).__name__ == "Scan"
+    assert problem.inner_site.step == 2
+    assert "log" in str(problem.inner_site.inner_node.op).lower()  # log(h + x_t), fused
+    assert problem.inner_location.startswith('scan "logs", step 2: ')
+    assert problem.summary.startswith('scan "logs", step 2: ')
 
 
 @pytest.mark.slow
