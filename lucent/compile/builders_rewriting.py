@@ -9,6 +9,13 @@ path and a number on the other. This pass, at the end of the pipeline, as
 ``scan_inner_graph`` does for loop bodies, replaces each such node by one
 whose inner graph has the ``fast_run`` rewrites (inputs protected), so the
 rewritten graph is what every path runs and what ``dprint`` shows.
+
+Rewriting an inner graph records its own ``RewriteHistory`` (every
+rewriter attaches one); the rewritten op keeps it as
+``inner_rewrite_history`` (so an op served from the cache of rewritten ops
+still has it), and the outer graph's history links it to the record of the
+replacement (``RewriteHistory.link_inner``), where ``str(history)``,
+``RewriteView`` and DebugMode's rewrite check find it.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ def ofg_with_rewritten_inner_graph(op):
     optdb.query(RewriteDatabaseQuery(include=["fast_run"])).rewrite(fgraph)
     new_op = op.clone_with_inner_graph(fgraph)
     new_op._inner_rewritten = True
+    new_op.inner_rewrite_history = getattr(fgraph, "rewrite_history", None)
     _DONE[op] = new_op
     return new_op
 
@@ -68,8 +76,16 @@ class InnerGraphRewriter(GraphRewriter):
     the graph refuses, is kept as it was.
     """
 
+    #: What the inner graphs are called in the rewrite history (``scan`` gives ``scan "rnn" body``).
+    kind = "inner graph"
+
     def rewritten(self, op):
         raise NotImplementedError
+
+    def inner_label(self, op):
+        """How the outer rewrite history names ``op``'s inner graph: ``<kind> "<name>" body``."""
+        name = getattr(op, "name", None)
+        return f'{self.kind} "{name}" body' if name else f"{self.kind} body"
 
     def add_requirements(self, fgraph):
         super().add_requirements(fgraph)
@@ -92,10 +108,15 @@ class InnerGraphRewriter(GraphRewriter):
             # where the graph as written overflowed, the stabilised one may give a
             # finite value (DebugMode's rewrite check accepts exactly that)
             tolerate_stabilised(new_node)
+            history = getattr(fgraph, "rewrite_history", None)
+            first_record = len(history.records) if history is not None else 0
             try:
                 fgraph.replace_all_validate(pairs, reason=self.name)
             except (InconsistencyError, TypeError):
                 continue
+            inner = getattr(new_op, "inner_rewrite_history", None)
+            if history is not None and inner is not None:
+                history.link_inner(first_record, self.inner_label(new_op), inner)
             changed = True
         return changed
 
@@ -104,6 +125,7 @@ class OfgInnerGraphRewriter(InnerGraphRewriter):
     """Replace every ``OpFromGraph`` by one whose inner graph is rewritten (see the module docstring)."""
 
     name = "ofg_inner_graph"
+    kind = "OpFromGraph"
 
     def rewritten(self, op):
         return ofg_with_rewritten_inner_graph(op) if isinstance(op, OpFromGraph) else op

@@ -68,7 +68,7 @@ class _Found(Exception):
     """Stops the rerun loop at the first problem."""
 
 
-def _step_values(fgraph, args):
+def step_values(fgraph, args):
     """The step's inner input values, each as a value of its declared type.
 
     A row of a step's buffer is a NumPy scalar, not a 0-d array: give each
@@ -116,7 +116,7 @@ def locate_in_inner_graph(node, values, max_steps=100_000):
     def on_step(t, args):
         if t >= max_steps:
             raise _Found()
-        env = dict(zip(fgraph.inputs, _step_values(fgraph, args)))
+        env = dict(zip(fgraph.inputs, step_values(fgraph, args)))
         for inner in order:
             ins = [env[i] if i in env else i.data for i in inner.inputs]
             check = checks.get(inner)
@@ -156,7 +156,7 @@ def locate_nonfinite_in_loop(node, values, is_bad):
     found = []
 
     def on_step(t, args):
-        for cell, value in zip(cells, _step_values(fgraph, args)):
+        for cell, value in zip(cells, step_values(fgraph, args)):
             cell[0] = value
         for thunk, inner in zip(thunks, order):
             # read before the node runs: an in-place node overwrites its input

@@ -24,6 +24,24 @@ old graph computes through a variable a tagged rewrite replaced: its old
 value carries the overflow the rewrite removed. Fused nodes are compared
 with the tolerance of their narrowest float intermediate
 (``values.comparator``).
+
+Inner graphs (a loop's body, an ``OpFromGraph``'s graph) are rewritten on
+their own, each with its own history; the outer history records one
+replacement of the node by the node with the rewritten inner graph
+(``RewriteRecord.inner_history``). That record is checked like any other:
+the old node runs its inner graph as written, the new one the rewritten
+graph, so a wrong inner rewrite shows there. Only then are the inner
+rewrites checked one by one (``_inner_problems``), to name the one that
+changed the values: an ``OpFromGraph``'s inner graph on the node's input
+values, a loop's body on each step's inner values (the loop rerun on the
+reference path, ``run_reference``), stopping at the first step where an
+inner rewrite disagrees. This is recursive (a loop in a loop's body), and
+costs nothing while the outer record agrees; rechecking every inner
+rewrite at every step of every call would multiply DebugMode's cost by
+the loop's length. The problem gets a section naming the inner
+rewrite(s) and the step, and the attributes ``inner_label``,
+``inner_step`` (``None`` for an ``OpFromGraph``) and ``inner_problems``
+(the inner ``BadOptimization`` s).
 """
 
 from __future__ import annotations
@@ -82,6 +100,13 @@ class _NotRun:
 
 
 _NOT_RUN = _NotRun()
+
+#: Steps of a loop whose body's rewrites are checked one by one, at most (see the module docstring).
+MAX_INNER_STEPS = 10_000
+
+
+class _StopLoop(Exception):
+    """Stops the rerun of a loop at the first step where an inner rewrite disagrees."""
 
 
 def _taken_branch(node, memo):
@@ -321,6 +346,16 @@ class RewriteCheck:
             ("value after the rewrite", abbreviate(new_value)),
             ("difference", format_difference(diff) or "(not numeric)"),
         ]
+        inner = {}
+        if record.inner_history is not None:
+            located = self._inner_problems(record, memo)
+            if located is not None:
+                step, found = located
+                inner = {"inner_label": record.inner_label, "inner_step": step, "inner_problems": found}
+                where = f"inside the {record.inner_label}"
+                if step is not None:
+                    where += f", at step {step} of the loop"
+                sections.append((where, "\n".join(_inner_line(p) for p in found)))
         return BadOptimization(
             f"The rewrite {record.rewrite} replaced {record.old_text} by {record.new_text}, "
             "which computes a different value on this call's inputs: a rewrite must preserve "
@@ -334,7 +369,64 @@ class RewriteCheck:
             old_value=old_value,
             new_value=new_value,
             difference=diff,
+            **inner,
         )
+
+    def _inner_problems(self, record, memo):
+        """``(loop step or None, [BadOptimization])`` of the inner rewrites of ``record``
+        that changed the values, or ``None`` when none is found (see the module docstring)."""
+        history = record.inner_history
+        node = record.old.owner
+        if history is None or history.fgraph is None or node is None:
+            return None
+        values = [memo.get(i, _NOT_RUN) for i in node.inputs]
+        if any(v is _NOT_RUN or isinstance(v, _Failed) for v in values):
+            return None
+        fgraph = history.fgraph
+        check = RewriteCheck(fgraph)
+        if not check.records or len(fgraph.inputs) != len(getattr(node.op, "fgraph", fgraph).inputs):
+            return None
+        run_loop = getattr(node.op, "run_reference", None)
+        if run_loop is None:
+            if len(values) != len(fgraph.inputs):
+                return None
+            problems, _, _ = check.check(dict(zip(fgraph.inputs, values)))
+            return (None, problems) if problems else None
+        from lucent.debugmode.inner import step_values
+
+        found = []
+
+        def on_step(t, args):
+            if t >= MAX_INNER_STEPS:
+                raise _StopLoop()
+            problems, _, _ = check.check(dict(zip(fgraph.inputs, step_values(fgraph, args))))
+            if problems:
+                found.append((t, problems))
+                raise _StopLoop()
+
+        copies = [copy_value(v) for v in values]
+        try:
+            run_loop(node, copies, None, on_step)
+        except _StopLoop:
+            pass
+        except Exception:
+            return None  # the rerun failed: the outer problem stands on its own
+        return found[0] if found else None
+
+
+def _inner_line(problem):
+    """One line (with the lines of deeper loops, indented) naming an inner rewrite that changed the values."""
+    text = (
+        f"{problem.rewrite} (step {problem.step} of its rewrite history) replaced "
+        f"{problem.old.owner.op if problem.old.owner is not None else problem.old} "
+        f"and changed the values: {format_difference(problem.difference) or '(not numeric)'}"
+    )
+    deeper = getattr(problem, "inner_problems", None)
+    if deeper:
+        step = getattr(problem, "inner_step", None)
+        where = f"  inside the {problem.inner_label}" + (f", at step {step}" if step is not None else "") + ":"
+        text += "\n" + where + "".join("\n    " + _inner_line(p).replace("\n", "\n    ") for p in deeper)
+    return text
 
 
 __all__ = ["RewriteCheck"]

@@ -18,10 +18,23 @@ The past graphs are rebuilt from the history's event log
 (``RewriteHistory.mirror``) only for the step shown, so a history of
 thousands of replacements costs nothing until it is stepped through.
 
+Inner graphs (a loop's body, an ``OpFromGraph``'s graph) are rewritten on
+their own, each with its own history, linked from the outer history's
+record of the replacement (``RewriteHistory.inner_histories``). When there
+are any, a selector lists "outer graph" and each inner graph (nested ones
+by their path, ``scan "outer" body > scan "inner" body``); choosing one
+steps through that graph's rewrites, drawn the same way. A step that
+brought in a rewritten inner graph offers a button to step into it. From
+Python: ``view.graph = 'scan "rnn" body'`` (or its position in
+``view.graph_labels``), ``view.show_inner(0)`` for the first inner graph.
+DebugMode's verdicts are shown for the outer graph's steps.
+
 The controls have stable class names for scripts and browser tests:
 ``lucent-rw-prev``, ``lucent-rw-next``, ``lucent-rw-slider``,
-``lucent-rw-whole`` (the before/after toggle) and the two panes
-``lucent-rw-before`` and ``lucent-rw-after``.
+``lucent-rw-whole`` (the before/after toggle), the two panes
+``lucent-rw-before`` and ``lucent-rw-after``, the graph selector
+``lucent-rw-graph`` (shown only when there are inner graphs) and the
+button stepping into a step's inner graph ``lucent-rw-inner``.
 """
 
 from __future__ import annotations
@@ -57,6 +70,9 @@ STEPS_KEPT = 32
 
 #: Nodes drawn around one replacement, at most (the nearest to the change).
 NEIGHBOURHOOD = 40
+
+#: The label of the function's own graph in the graph selector.
+OUTER = "outer graph"
 
 VERDICTS = {
     "kept": "kept the values on the last call",
@@ -110,11 +126,19 @@ class RewriteView(anywidget.AnyWidget):
         Also show the replacements that were undone because a feature
         rejected them (an in-place rewrite that would overwrite a value
         still needed is tried, then reverted). Default: left out.
+    graph
+        The graph shown first: ``"outer graph"`` (the default), an inner
+        graph's label (``'scan "rnn" body'``) or a position in
+        ``graph_labels``; ``step`` then numbers that graph's replacements.
 
     Traits (synced): ``title``; ``steps``, one dict per replacement
     (``step``, ``rewrite``, ``replaced``, ``by``, ``changes``: lines saying
     what changed when both sides print alike, ``verdict``: a key of
-    ``VERDICTS`` or ``""`` outside DebugMode); ``index``, the 0-based
+    ``VERDICTS`` or ``""`` outside DebugMode, ``inner``: the position in
+    ``graphs`` of the inner graph the replacement brought in, or -1);
+    ``graphs``, one dict per graph that can be stepped through (``label``,
+    ``rewrites``), the outer graph first; ``graph_index``, the position
+    of the graph shown in ``graphs``; ``index``, the 0-based
     position shown; ``whole``, show the whole graph before and after
     rewriting instead of one step; ``detail``, the numbers of what is shown
     (``before_nodes``, ``after_nodes``, ``removed``, ``added``, ``rewired``);
@@ -132,8 +156,10 @@ class RewriteView(anywidget.AnyWidget):
     before_html = traitlets.Unicode("").tag(sync=True)
     after_html = traitlets.Unicode("").tag(sync=True)
     note = traitlets.Unicode("").tag(sync=True)
+    graphs = traitlets.List(traitlets.Dict()).tag(sync=True)
+    graph_index = traitlets.Int(0).tag(sync=True)
 
-    def __init__(self, fn, *, step=None, undone=False, **kwargs):
+    def __init__(self, fn, *, step=None, undone=False, graph=None, **kwargs):
         if isinstance(fn, Function):
             self._fn, fgraph = fn, fn.maker.fgraph
         elif isinstance(fn, FunctionGraph):
@@ -141,22 +167,32 @@ class RewriteView(anywidget.AnyWidget):
         else:
             raise TypeError(f"RewriteView needs a compiled Function or a FunctionGraph; got {_describe(fn)}")
         self._fgraph = fgraph
-        self._history = getattr(fgraph, "rewrite_history", None)
-        records = [r for r in self._history or () if undone or not r.reverted]
-        self._records = records
-        self._hidden_undone = 0 if undone else sum(1 for r in self._history or () if r.reverted)
-        self._whole_cache = None
-        self._drawn_steps = {}  # step -> (before_html, after_html, detail), the last STEPS_KEPT drawn
+        self._undone = undone
+        outer = getattr(fgraph, "rewrite_history", None)
+        # (label, history, the graph as rewritten) per graph that can be stepped through
+        self._graphs = [(OUTER, outer, fgraph)] + [
+            (label, h, h.fgraph) for label, h in (outer.inner_histories() if outer is not None else ())
+        ]
+        self._whole_cache = {}  # graph position -> (before_html, after_html, detail)
+        self._drawn_steps = {}  # (graph position, step) -> (before_html, after_html, detail), the last STEPS_KEPT
         self._checkable = None
         self._report_seen = None
         self._cell_hook = None
+        self._use_graph(0)
         super().__init__(**kwargs)
         name = getattr(self._fn, "name", None) or getattr(fgraph, "name", None)
         self.title = f"Rewrites of {name!r}" if name else "Rewrites"
+        self.graphs = [
+            {"label": label, "rewrites": len(h) if h is not None else 0} for label, h, _ in self._graphs
+        ]
+        if graph is not None:
+            self._use_graph(self._graph_position(graph))
+            self.graph_index = self._shown
         self.refresh()
-        if records and step is not None:
+        if self._records and step is not None:
             self.go(step)
         self.observe(self._on_change, names=["index", "whole"])
+        self.observe(self._on_graph_change, names=["graph_index"])
         self._render()
         # Under DebugMode each call checks the replacements again: the verdicts follow the
         # last call, read when the cell that made it finishes (a failing call raises, so
@@ -168,6 +204,75 @@ class RewriteView(anywidget.AnyWidget):
     def history(self):
         """The ``RewriteHistory`` shown (``None`` when the graph was never rewritten)."""
         return self._history
+
+    @property
+    def graph_labels(self):
+        """The graphs that can be stepped through: ``"outer graph"``, then each inner graph's label."""
+        return [label for label, _, _ in self._graphs]
+
+    @property
+    def graph(self):
+        """The label of the graph shown (``"outer graph"`` or an inner graph's, as in ``graph_labels``).
+
+        Set it to a label or a position in ``graph_labels`` to step through
+        that graph's rewrites (from its first replacement).
+        """
+        return self._graphs[self._shown][0]
+
+    @graph.setter
+    def graph(self, which):
+        self.show_graph(which)
+
+    def show_graph(self, which):
+        """Step through the rewrites of graph ``which`` (a label or a position in ``graph_labels``)."""
+        self.graph_index = self._graph_position(which)
+
+    def show_inner(self, k=0):
+        """Step through the rewrites of inner graph number ``k``.
+
+        ``k`` counts from 0 in ``graph_labels`` order, after the outer graph.
+        """
+        n = len(self._graphs) - 1
+        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < n:
+            raise ValueError(
+                f"inner graph number must be from 0 to {n - 1}, got {k!r}" if n
+                else "this graph has no rewritten inner graph"
+            )
+        self.graph_index = k + 1
+
+    def show_outer(self):
+        """Step through the function's own graph's rewrites again."""
+        self.graph_index = 0
+
+    def _graph_position(self, which):
+        labels = self.graph_labels
+        if isinstance(which, int) and not isinstance(which, bool):
+            if 0 <= which < len(labels):
+                return which
+            raise ValueError(f"graph position must be from 0 to {len(labels) - 1}, got {which}")
+        if which in labels:
+            return labels.index(which)
+        raise ValueError(f"no graph {which!r}; the graphs are {labels}")
+
+    def _use_graph(self, k):
+        """Make graph ``k`` the one whose records are stepped through."""
+        self._shown = k
+        _, history, _ = self._graphs[k]
+        self._history = history
+        self._records = [r for r in history or () if self._undone or not r.reverted]
+        self._hidden_undone = 0 if self._undone else sum(1 for r in history or () if r.reverted)
+
+    @traitlets.validate("graph_index")
+    def _valid_graph_index(self, proposal):
+        return min(max(int(proposal["value"]), 0), len(getattr(self, "_graphs", ())) - 1)
+
+    def _on_graph_change(self, change):
+        self._use_graph(change["new"])
+        with self.hold_trait_notifications():
+            self.whole = False
+            self.index = 0
+        self.refresh()
+        self._render()
 
     @property
     def record(self):
@@ -212,6 +317,7 @@ class RewriteView(anywidget.AnyWidget):
         """Read the DebugMode verdicts of the function's last call again (done after each cell)."""
         self._report_seen = getattr(self._fn, "debug_report", None)
         verdicts = self._verdicts()
+        positions = {id(h): k for k, (_, h, _) in enumerate(self._graphs)}
         self.steps = [
             {
                 "step": r.step,
@@ -220,6 +326,7 @@ class RewriteView(anywidget.AnyWidget):
                 "by": _short(r.new_text),
                 "changes": r.what_changed(),
                 "verdict": "undone" if r.reverted else verdicts.get(r.step, ""),
+                "inner": positions.get(id(r.inner_history), -1) if r.inner_history is not None else -1,
             }
             for r in self._records
         ]
@@ -249,7 +356,7 @@ class RewriteView(anywidget.AnyWidget):
 
     def _verdicts(self):
         """``{step: verdict key}`` from the function's last DebugMode report (``{}`` outside DebugMode)."""
-        if not self._records or not self._is_debugmode():
+        if not self._records or self._shown != 0 or not self._is_debugmode():
             return {}
         if self._checkable is None:
             from lucent.debugmode.rewrite_check import RewriteCheck
@@ -283,6 +390,8 @@ class RewriteView(anywidget.AnyWidget):
             return "This graph was not rewritten (no rewrite history): nothing to step through."
         if not self._records:
             return "No rewrite changed the graph."
+        if self._shown:
+            return f"The rewrites of the {self.graph}, rewritten on its own after the outer graph's rewrites."
         undone = (
             f"{self._hidden_undone} undone replacement(s) not shown (undone=True shows them). "
             if self._hidden_undone else ""
@@ -312,10 +421,11 @@ class RewriteView(anywidget.AnyWidget):
             self._render_whole()
         else:
             record = self._records[self.index]
-            cached = self._drawn_steps.pop(record.step, None)  # re-inserted: most recent last
+            key = (self._shown, record.step)
+            cached = self._drawn_steps.pop(key, None)  # re-inserted: most recent last
             if cached is None:
                 cached = self._render_step(record)
-            self._drawn_steps[record.step] = cached
+            self._drawn_steps[key] = cached
             if len(self._drawn_steps) > STEPS_KEPT:
                 self._drawn_steps.pop(next(iter(self._drawn_steps)))
             with self.hold_sync():
@@ -375,16 +485,17 @@ class RewriteView(anywidget.AnyWidget):
         return _draw(drawing, _annotate(drawing, originals, marks), outputs)
 
     def _render_whole(self):
-        if self._whole_cache is None:
-            h = self._history
+        cached = self._whole_cache.get(self._shown)
+        if cached is None:
+            _, h, fgraph = self._graphs[self._shown]
             end = len(h.events)
             initial, final = h.nodes_at(0), h.nodes_at(end)
             outputs, originals = h.mirror(0)
             before = GraphDot(outputs)
-            after = GraphDot(self._fgraph)
-            self._whole_cache = (
+            after = GraphDot(fgraph)
+            cached = self._whole_cache[self._shown] = (
                 _draw(before, _annotate(before, originals, {n: REMOVED for n in initial - final}), outputs),
-                _draw(after, _annotate(after, {}, {n: ADDED for n in final - initial}), self._fgraph),
+                _draw(after, _annotate(after, {}, {n: ADDED for n in final - initial}), fgraph),
                 {
                     "whole": True,
                     "before_nodes": len(initial),
@@ -395,12 +506,16 @@ class RewriteView(anywidget.AnyWidget):
                 },
             )
         with self.hold_sync():
-            self.before_html, self.after_html, self.detail = self._whole_cache
+            self.before_html, self.after_html, self.detail = cached
 
     # --- static forms ------------------------------------------------------------------
     def __repr__(self):
         n = len(self._records)
-        return f"<RewriteView: {n} replacement{'' if n == 1 else 's'}, showing {'the whole graph' if self.whole else f'step {self.step}'}>"
+        where = f" of the {self.graph}" if self._shown else ""
+        return (
+            f"<RewriteView: {n} replacement{'' if n == 1 else 's'}{where}, "
+            f"showing {'the whole graph' if self.whole else f'step {self.step}'}>"
+        )
 
     def _repr_html_(self):
         if self._history is None:
@@ -412,4 +527,4 @@ def _short(text, limit=300):
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-__all__ = ["RewriteView", "VERDICTS"]
+__all__ = ["OUTER", "RewriteView", "VERDICTS"]

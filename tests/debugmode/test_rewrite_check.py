@@ -99,3 +99,66 @@ def test_rewrites_in_a_branch_not_taken_are_not_evaluated():
     np.testing.assert_allclose(f(0, np.ones(2)), [2.0, 2.0])
     assert _CountingDouble.calls > 0 and f.debug_report.ok
     assert f.debug_report.rewrites_not_run < report.rewrites_not_run
+
+
+# --- inner graphs: the wrong inner rewrite is named ------------------------------------------
+
+def _wrongly_rewritten(op):
+    """``op`` with ``exp_becomes_square`` applied to its inner graph, and that graph's history."""
+    fgraph = op.fgraph.clone()
+    in2out(exp_becomes_square, name="exp_becomes_square").rewrite(fgraph)
+    new_op = op.clone_with_inner_graph(fgraph)
+    new_op._inner_rewritten = True
+    new_op.inner_rewrite_history = fgraph.rewrite_history
+    return new_op
+
+
+def test_a_wrong_rewrite_in_a_loop_body_is_named_with_its_step(monkeypatch):
+    from lucent.scan import scan
+    from lucent.scan.rewriting import inner_graph
+
+    monkeypatch.setattr(inner_graph, "scan_with_rewritten_body", _wrongly_rewritten)
+    h0 = lt.dvector("h0")
+    hs = scan(lambda h: lt.exp(h) * 0.5, outputs_info=[h0], n_steps=3, name="rnn", return_updates=False)
+    f = lucent.function([h0], hs[-1], mode=DebugMode(on_error="report"))
+    f(np.array([0.5, 2.0]))
+    [problem] = [p for p in f.debug_report.problems if p.kind == "BadOptimization"]
+    assert problem.rewrite == "scan_inner_graph"
+    assert problem.inner_label == 'scan "rnn" body' and problem.inner_step == 0
+    [inner] = problem.inner_problems
+    assert inner.rewrite == "exp_becomes_square" and inner.old.owner.op == EXP
+    np.testing.assert_allclose(inner.old_value, np.exp([0.5, 2.0]))
+    np.testing.assert_allclose(inner.new_value, [0.25, 4.0])
+    text = str(problem)
+    assert 'inside the scan "rnn" body, at step 0 of the loop' in text
+    assert "exp_becomes_square (step 1 of its rewrite history)" in text
+
+
+def test_a_wrong_rewrite_in_an_opfromgraph_is_named(monkeypatch):
+    from lucent.compile import builders_rewriting
+    from lucent.compile.builders import OpFromGraph
+
+    monkeypatch.setattr(builders_rewriting, "ofg_with_rewritten_inner_graph", _wrongly_rewritten)
+    a = lt.dvector("a")
+    op = OpFromGraph([a], [lt.exp(a) * 0.75], name="g")
+    x = lt.dvector("x")
+    f = lucent.function([x], op(x) + 1, mode=DebugMode(on_error="report"))
+    f(np.array([0.5, 2.0]))
+    # (the in-place Add made before reads the node replaced later, so it differs too)
+    [problem] = [p for p in f.debug_report.problems if p.kind == "BadOptimization" and p.rewrite == "ofg_inner_graph"]
+    assert problem.inner_step is None
+    assert problem.inner_label == 'OpFromGraph "g" body'
+    assert [p.rewrite for p in problem.inner_problems] == ["exp_becomes_square"]
+    assert 'inside the OpFromGraph "g" body:' in str(problem)
+
+
+def test_correct_inner_rewrites_raise_nothing():
+    from lucent.scan import scan
+
+    h0 = lt.dvector("h0")
+    hs = scan(lambda h: lt.exp(h * 0.1) * 0.5 + 0.5 * 1.0, outputs_info=[h0], n_steps=3, name="ok",
+              return_updates=False)
+    f = lucent.function([h0], hs[-1], mode=DebugMode())
+    f(np.array([0.5, 2.0]))
+    assert f.debug_report.ok
+    assert f.maker.fgraph.rewrite_history.inner_histories()

@@ -183,8 +183,71 @@ def test_bad_input_and_graphs_that_were_not_rewritten():
 def test_controls_have_stable_class_names():
     js = (pathlib.Path(lucent.__file__).parent / "widgets" / "js" / "rewrite_view.js").read_text()
     for name in ("lucent-rw-prev", "lucent-rw-next", "lucent-rw-slider", "lucent-rw-whole",
-                 "lucent-rw-before", "lucent-rw-after"):
+                 "lucent-rw-before", "lucent-rw-after", "lucent-rw-graph", "lucent-rw-inner"):
         assert f'"{name}' in js or f"`{name}" in js or f" {name}" in js, name
+
+
+# --- inner graphs -----------------------------------------------------------------------
+
+def _nested_loops():
+    """A loop whose body holds a loop: three graphs to step through."""
+    from lucent.scan import scan
+
+    x0 = lt.dscalar("x0")
+
+    def outer_step(acc):
+        inner = scan(lambda a: lt.exp(a * 0.25) * 2.0 * 5.0, outputs_info=[acc], n_steps=3,
+                     name="inner", return_updates=False)
+        return inner[-1] + 0.31
+
+    out = scan(outer_step, outputs_info=[x0], n_steps=2, name="outer", return_updates=False)
+    return lucent.function([x0], out[-1], mode=REWRITTEN_PY, name="loops")
+
+
+def test_the_graph_selector_steps_through_an_inner_graph():
+    f = _nested_loops()
+    view = RewriteView(f)
+    history = f.maker.fgraph.rewrite_history
+    labels = ["outer graph", 'scan "outer" body', 'scan "outer" body > scan "inner" body']
+    assert view.graph_labels == labels and view.graph == "outer graph" and view.graph_index == 0
+    sizes = [len(history)] + [len(h) for _, h in history.inner_histories()]
+    assert [g["label"] for g in view.graphs] == labels and [g["rewrites"] for g in view.graphs] == sizes
+    # the step that brought in the outer loop's rewritten body points at it
+    [into] = [s for s in view.steps if s["inner"] >= 0]
+    assert into["rewrite"] == "scan_inner_graph" and into["inner"] == 1
+    outer_before = view.before_html
+
+    view.graph = 'scan "outer" body'  # as the selector does (it sets graph_index)
+    _, body = history.inner_histories()[0]
+    assert view.graph_index == 1 and view.history is body and view.index == 0
+    assert len(view.steps) == len(body) and view.steps[0]["rewrite"] == body.records[0].rewrite
+    assert "scan \"outer\" body" in view.note and "of the scan \"outer\" body" in repr(view)
+    assert view.before_html and view.before_html != outer_before and view.detail["step"] == 1
+    view.next()
+    assert view.step == 2 and view.detail["step"] == 2 and view.before_html and view.after_html
+    view.show_whole()
+    assert view.detail["whole"] and view.detail["after_nodes"] == len(body.fgraph.apply_nodes)
+    [nested] = [s for s in view.steps if s["inner"] >= 0]
+    assert nested["inner"] == 2  # the body's own step into the nested loop's body
+
+    view.show_inner(1)  # the nested loop's body
+    _, inner_body = history.inner_histories()[1]
+    assert view.graph == labels[2] and not view.whole and view.record is inner_body.records[0]
+    assert "elemwise_fusion" in [s["rewrite"] for s in view.steps]
+    view.graph_index = 0  # back to the function's graph, as the selector does
+    assert view.history is history and view.before_html == outer_before
+    with pytest.raises(ValueError, match="no graph"):
+        view.graph = "scan nothing"
+    with pytest.raises(ValueError, match="from 0 to 1"):
+        view.show_inner(2)
+    assert RewriteView(f, graph=2, step=1).record is inner_body.records[0]
+
+
+def test_without_inner_graphs_there_is_only_the_outer_graph(train):
+    view = RewriteView(train)
+    assert view.graph_labels == ["outer graph"] and all(s["inner"] == -1 for s in view.steps)
+    with pytest.raises(ValueError, match="no rewritten inner graph"):
+        view.show_inner(0)
 
 
 # --- DebugMode --------------------------------------------------------------------------

@@ -17,6 +17,17 @@ recorded: any past state is rebuilt on demand (``inputs_at``,
 ``outputs_at``, ``mirror``) by undoing, slot by slot, the changes made
 after it. Nothing is cloned or formatted while rewriting, so compiling
 costs the same whether or not the history is ever looked at.
+
+Inner graphs (a loop's body, an ``OpFromGraph``'s graph) are rewritten on
+their own copy of the graph, with their own ``RewriteHistory``. The pass
+that then replaces the node by one with the rewritten inner graph links
+that history to its record (``RewriteRecord.inner_history``,
+``RewriteHistory.link_inner``), and the rewritten op keeps it
+(``inner_rewrite_history``), so a body rewritten once and reused from a
+cache still shows how it was rewritten. ``inner_histories()`` lists them
+(recursively for loops nested in a body), and ``counts``, ``summary`` and
+the notebook table mention them. Linking is one dictionary entry per
+record of that pass; nothing is copied.
 """
 
 from __future__ import annotations
@@ -65,8 +76,20 @@ def what_changed(record):
     rewiring an input to another variable of the same name all keep the
     text. These lines say which of those happened, so such a row never
     reads as a change that changed nothing. Returns ``[]`` when the texts
-    differ and nothing else changed.
+    differ and nothing else changed. A replacement that brought in a
+    rewritten inner graph says so (with how many rewrites it had).
     """
+    lines = _plain_changes(record)
+    inner = record.extra.get("inner_history") if record.extra else None
+    if inner is not None:
+        lines = [line for line in lines if not line.startswith("another op that prints the same")]
+        total = sum(inner.counts(inner=True).values())
+        lines.append(f"{record.extra.get('inner_label')} rewritten: {_rewrites(total)} (listed after this graph's)")
+    return lines
+
+
+def _plain_changes(record):
+    """``what_changed`` without the inner graph's line."""
     old, old_op, old_inputs = record.old_snapshot or (record.old, None, ())
     new, new_op, new_inputs = record.new_snapshot or (record.new, None, ())
     lines = []
@@ -149,6 +172,20 @@ class RewriteRecord:
     first_event: int = 0
     end_event: int = 0
     reverted: bool = False
+
+    @property
+    def inner_history(self):
+        """The ``RewriteHistory`` of the inner graph this replacement brought in, or ``None``.
+
+        Set for the replacement of a node by one whose inner graph (a loop's
+        body, an ``OpFromGraph``'s graph) was rewritten on its own.
+        """
+        return self.extra.get("inner_history")
+
+    @property
+    def inner_label(self):
+        """What the inner graph is (``scan "rnn" body``), or ``None`` without an inner history."""
+        return self.extra.get("inner_label")
 
     @property
     def old_text(self):
@@ -377,27 +414,82 @@ class RewriteHistory(Feature):
         result = [copies[v] if v.owner in chosen else leaf(v) for v in starts]
         return result, originals
 
+    # --- inner graphs ----------------------------------------------------------------
+    def link_inner(self, first_record, label, inner):
+        """Say that the records from number ``first_record`` (0-based) on brought in ``inner``.
+
+        ``label`` names the inner graph (``scan "rnn" body``); ``inner`` is
+        the ``RewriteHistory`` of its rewriting. Called by the pass that
+        replaced the node, right after the replacement.
+        """
+        for record in self.records[first_record:]:
+            record.extra["inner_history"] = inner
+            record.extra["inner_label"] = label
+
+    def inner_histories(self, nested=True):
+        """``[(label, RewriteHistory)]`` of the inner graphs rewritten for this graph.
+
+        In the order their records come; an inner history shared by several
+        records (one loop with several outputs, one ``OpFromGraph`` used
+        twice) is listed once. ``nested``: also the inner graphs of those
+        inner graphs, labelled by their path (``scan "outer" body > scan
+        "inner" body``).
+        """
+        out, seen = [], set()
+        self._collect_inner(out, seen, "", nested)
+        return out
+
+    def _collect_inner(self, out, seen, prefix, nested):
+        for record in self.records:
+            inner = record.inner_history
+            if inner is None or record.reverted or id(inner) in seen:
+                continue
+            seen.add(id(inner))
+            label = prefix + record.inner_label
+            out.append((label, inner))
+            if nested:
+                inner._collect_inner(out, seen, label + " > ", nested)
+
     # --- text ----------------------------------------------------------------------------
-    def counts(self):
-        """How many replacements each rewrite made, most first."""
+    def counts(self, inner=False):
+        """How many replacements each rewrite made, most first.
+
+        ``inner``: also count the replacements made in the inner graphs
+        (``inner_histories``), added to the same names.
+        """
         out = {}
         for r in self.records:
             out[r.rewrite] = out.get(r.rewrite, 0) + 1
+        if inner:
+            for _, history in self.inner_histories():
+                for name, n in history.counts().items():
+                    out[name] = out.get(name, 0) + n
         return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
+    def inner_summary_lines(self):
+        """One line per inner graph: ``scan "rnn" body: 12 rewrites: elemwise_fusion 3, ...``."""
+        return [f"{label}: {_counts_text(history)}" for label, history in self.inner_histories()]
+
     def summary(self):
-        """Text listing every replacement in order (with what changed when the texts agree)."""
+        """Text listing every replacement in order (with what changed when the texts agree),
+        then each inner graph's replacements."""
         if not self.records:
             return "No rewrite changed the graph."
         lines = [f"{len(self.records)} replacements:"]
         lines.extend(str(r) for r in self.records)
+        for label, history in self.inner_histories():
+            lines.append("")
+            lines.append(f"{label}: {_counts_text(history)}")
+            lines.extend("  " + str(r) for r in history.records)
         return "\n".join(lines)
 
     def __str__(self):
         return self.summary()
 
     def __repr__(self):
-        return f"<RewriteHistory: {len(self.records)} replacements>"
+        n_inner = len(self.inner_histories())
+        inner = f", {n_inner} inner graph{'' if n_inner == 1 else 's'}" if n_inner else ""
+        return f"<RewriteHistory: {len(self.records)} replacements{inner}>"
 
     def _repr_html_(self):
         import html
@@ -423,14 +515,44 @@ class RewriteHistory(Feature):
             f"<p>... and {rest} more (<code>str(history)</code> lists them all; "
             "<code>lucent.widgets.RewriteView(fn)</code> steps through them)</p>" if rest > 0 else ""
         )
+        # Each inner graph folded under one line; its own table (and its inner graphs) inside.
+        inner = "".join(
+            f'<details class="lucent-rewrite-inner"><summary>{html.escape(record.inner_label)}: '
+            f"{html.escape(_counts_text(history))}</summary>{history._repr_html_()}</details>"
+            for record, history in self._direct_inner()
+        )
         return (
             f'<div style="font-size:90%"><p><b>{len(self.records)} replacements</b> ({counts}'
             f"{', ...' if len(self.counts()) > 8 else ''})</p>"
             "<table><thead><tr>"
             + "".join(f"<th{_LEFT}>{h}</th>" for h in ("#", "rewrite", "replaced", "by", "what changed"))
             + "</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>{more}</div>"
+            f"<tbody>{''.join(rows)}</tbody></table>{more}{inner}</div>"
         )
+
+    def _direct_inner(self):
+        """``[(first record, inner history)]`` of this graph's own inner graphs (not nested ones)."""
+        out, seen = [], set()
+        for record in self.records:
+            inner = record.inner_history
+            if inner is not None and not record.reverted and id(inner) not in seen:
+                seen.add(id(inner))
+                out.append((record, inner))
+        return out
+
+
+def _rewrites(n):
+    return f"{n} rewrite{'' if n == 1 else 's'}"
+
+
+def _counts_text(history, most=8):
+    """``12 rewrites: elemwise_fusion 3, merge 2, ...`` (the inner graph's own, plus its nested ones')."""
+    counts = history.counts(inner=True)
+    total = sum(counts.values())
+    if not total:
+        return "no rewrite changed it"
+    names = ", ".join(f"{k} {v}" for k, v in list(counts.items())[:most])
+    return f"{_rewrites(total)}: {names}{', ...' if len(counts) > most else ''}"
 
 
 _config = None

@@ -23,6 +23,12 @@ reads a step's value, so the body may update it in place. A generator's
 draws then advance it instead of copying it, and an accumulator
 (``gW += outer(da, h)`` in the gradient of a recurrence) is added to in
 place instead of being copied into a new matrix at every step.
+
+The body's rewriting is recorded in the cloned body's own
+``RewriteHistory``; the new op keeps it (``inner_rewrite_history``, also
+when served from ``_DONE``) and the outer history links it to the record
+of the replacement (``InnerGraphRewriter.apply``), so ``str(history)`` and
+``RewriteView`` show what happened inside each loop, nested loops too.
 """
 
 from __future__ import annotations
@@ -61,6 +67,7 @@ def scan_with_rewritten_body(op):
     new_op = op.clone_with_inner_graph(fgraph)
     new_op.destroy_map = dict(op.destroy_map)
     new_op._inner_rewritten = True
+    new_op.inner_rewrite_history = getattr(fgraph, "rewrite_history", None)
     _DONE[op] = new_op
     return new_op
 
@@ -90,6 +97,7 @@ class ScanInnerGraphRewriter(InnerGraphRewriter):
     """Replace every ``Scan`` by one whose body is rewritten (see the module docstring)."""
 
     name = "scan_inner_graph"
+    kind = "scan"
 
     def rewritten(self, op):
         return scan_with_rewritten_body(op) if isinstance(op, Scan) else op

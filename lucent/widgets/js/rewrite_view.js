@@ -2,8 +2,12 @@
 // by side. Everything comes from the model (steps, index, whole, detail,
 // before_html, after_html, note); the drawings are made in Python for the
 // step shown, so moving sets `index` (or `whole`) and waits for them.
+// Inner graphs (loop bodies, OpFromGraph graphs) have their own steps: the
+// selector sets `graph_index` (one of `graphs`) and Python sends that
+// graph's steps and drawings.
 // Stable class names: lucent-rw-prev, lucent-rw-next, lucent-rw-slider,
-// lucent-rw-whole, lucent-rw-before, lucent-rw-after.
+// lucent-rw-whole, lucent-rw-before, lucent-rw-after, lucent-rw-graph (the
+// graph selector), lucent-rw-inner (step into a step's inner graph).
 
 const VERDICT_TEXT = {
   kept: "kept the values",
@@ -40,6 +44,26 @@ function render({ model, el: root }) {
     model.save_changes();
   }
 
+  function showGraph(k) {
+    model.set("graph_index", k);
+    model.save_changes();
+  }
+
+  function graphSelector() {
+    const graphs = model.get("graphs") || [];
+    if (graphs.length < 2) return null;
+    const select = el("select", "lucent-rw-graph");
+    select.title = "whose rewrites to step through";
+    graphs.forEach((g, k) => {
+      const option = el("option", "", `${g.label} (${g.rewrites} rewrite${g.rewrites === 1 ? "" : "s"})`);
+      option.value = String(k);
+      select.appendChild(option);
+    });
+    select.value = String(model.get("graph_index") || 0);
+    select.addEventListener("change", () => showGraph(Number(select.value)));
+    return select;
+  }
+
   function update() {
     const steps = model.get("steps") || [];
     const index = model.get("index");
@@ -50,6 +74,8 @@ function render({ model, el: root }) {
     const header = el("div", "lucent-rw-header");
     header.appendChild(el("span", "lucent-rw-title", model.get("title")));
     const note = model.get("note");
+    const selector = graphSelector();
+    if (selector) header.appendChild(selector);
     if (note) header.appendChild(el("span", "lucent-rw-note", note));
     root.appendChild(header);
     if (!steps.length) return;
@@ -98,6 +124,12 @@ function render({ model, el: root }) {
       texts.append(el("code", "", s.replaced), el("span", "lucent-rw-arrow", " → "), el("code", "", s.by));
       info.appendChild(texts);
       for (const c of s.changes || []) info.appendChild(el("div", "lucent-rw-change", c));
+      const graphs = model.get("graphs") || [];
+      if (s.inner !== undefined && s.inner >= 0 && graphs[s.inner]) {
+        const into = el("button", "lucent-rw-inner", `step through the ${graphs[s.inner].label}'s rewrites ▸`);
+        into.addEventListener("click", () => showGraph(s.inner));
+        info.appendChild(into);
+      }
     }
     const counts = el("div", "lucent-rw-counts");
     if (d.before_nodes !== undefined) {
@@ -124,7 +156,7 @@ function render({ model, el: root }) {
 
   update();
   const events = ["change:steps", "change:index", "change:whole", "change:detail", "change:before_html",
-    "change:after_html", "change:note", "change:title"];
+    "change:after_html", "change:note", "change:title", "change:graphs", "change:graph_index"];
   for (const e of events) model.on(e, update);
   return () => {
     for (const e of events) model.off(e, update);

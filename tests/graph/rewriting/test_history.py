@@ -119,3 +119,45 @@ def test_in_place_and_type_changes_are_named():
     (record,) = fg2.rewrite_history
     assert record.what_changed() == [f"type {z.type} -> {narrowed.type}"]
     assert "(?,)" in str(z.type) and "(3,)" in str(narrowed.type)
+
+
+# --- inner graphs ----------------------------------------------------------------------
+
+def _rewritten_toy():
+    """A toy graph whose double negation is removed: a history of 2 replacements."""
+    x = vec("x")
+    fg = FunctionGraph([x], [add(exp(neg(neg(x))), neg(neg(x)))], clone=False)
+    assert in2out(remove_double_neg).rewrite(fg)
+    return fg.rewrite_history
+
+
+def test_inner_histories_are_linked_to_their_records_and_listed_once():
+    outer, body, nested = _rewritten_toy(), _rewritten_toy(), _rewritten_toy()
+    body.link_inner(1, 'scan "inner" body', nested)  # the body's 2nd record brought in a nested loop
+    outer.link_inner(0, 'scan "rnn" body', body)  # both outer records (e.g. two outputs of one loop)
+    assert outer.records[0].inner_history is body and outer.records[1].inner_label == 'scan "rnn" body'
+    assert body.records[0].inner_history is None and body.records[1].inner_history is nested
+    assert outer.inner_histories() == [('scan "rnn" body', body), ('scan "rnn" body > scan "inner" body', nested)]
+    assert outer.inner_histories(nested=False) == [('scan "rnn" body', body)]
+    # counts: the graph's own by default; with inner=True the inner graphs' added by name
+    assert outer.counts() == {"remove_double_neg": 2}
+    assert outer.counts(inner=True) == {"remove_double_neg": 6}
+    assert outer.inner_summary_lines() == [
+        'scan "rnn" body: 4 rewrites: remove_double_neg 4',
+        'scan "rnn" body > scan "inner" body: 2 rewrites: remove_double_neg 2',
+    ]
+    text = str(outer)
+    assert "[scan \"rnn\" body rewritten: 4 rewrites (listed after this graph's)]" in text
+    assert '\nscan "rnn" body: 4 rewrites: remove_double_neg 4\n     1. remove_double_neg' in text
+    assert 'scan "rnn" body > scan "inner" body: 2 rewrites' in text
+    assert repr(outer) == "<RewriteHistory: 2 replacements, 2 inner graphs>"
+    page = outer._repr_html_()
+    assert page.count('<details class="lucent-rewrite-inner">') == 2  # the body, and inside it the nested loop
+    assert "scan &quot;rnn&quot; body: 4 rewrites: remove_double_neg 4" in page
+
+
+def test_a_reverted_record_does_not_list_its_inner_history():
+    outer, body = _rewritten_toy(), _rewritten_toy()
+    outer.link_inner(1, "OpFromGraph body", body)
+    outer.records[1].reverted = True
+    assert outer.inner_histories() == [] and outer.counts(inner=True) == outer.counts()
