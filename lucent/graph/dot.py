@@ -315,6 +315,10 @@ class GraphDot(PartsDrawing):
         Wrap a row (the boxes at one depth of the graph) longer than this
         many boxes onto the following rows, so a wide graph folds into a
         narrower, taller drawing instead of shrinking; ``None``: no wrap.
+    input_names
+        Names of the graph inputs for their labels when the variables have
+        none (an inner graph's inputs are nameless placeholders; a view
+        names them after what feeds them, e.g. ``x[t]``).
 
     Attributes
     ----------
@@ -335,13 +339,19 @@ class GraphDot(PartsDrawing):
         (empty when no node was built by a gradient).
     groups
         ``{id: (key, title)}`` of the grouped Apply nodes (``group_by``).
+    openable
+        ``{id: marker}`` of the Apply nodes that hold an inner graph a
+        view can open (a loop, an ``OpFromGraph``): drawn with a double
+        border, the class ``lucent-opens`` and ``marker`` as a last label
+        line. Empty unless a view sets it; the drawing does not decide
+        what opens, the view does.
     """
 
     #: Above this many boxes, ``dot`` is asked for a faster, slightly less tidy layout.
     LARGE = 80
 
     def __init__(self, graph, rankdir="TB", hide_bookkeeping=False, group_by=None, collapse=(), wrap=_WRAP,
-                 max_row=None, output_names=None):
+                 max_row=None, output_names=None, input_names=None):
         from lucent.graph.dot_parts import PARTS, group_keys, node_parts
 
         from lucent.graph.fg import FunctionGraph
@@ -365,6 +375,8 @@ class GraphDot(PartsDrawing):
         self.collapsed = collapse
         self.update_mapping = {}
         self.output_names = list(output_names) if output_names is not None else []
+        self.input_names = list(input_names) if input_names is not None else []
+        self.openable = {}
         if _is_function(graph):
             if output_names is None:
                 self.output_names = function_output_names(graph)
@@ -490,9 +502,18 @@ class GraphDot(PartsDrawing):
         if kind == "constant":
             title = _constant_text(obj)
             return [title], [type_text(obj.type)], f"constant {title}  [{ident}]\n{type_text(obj.type)}"
-        name = obj.name if obj.name is not None else "(unnamed)"
+        name = obj.name if obj.name is not None else self._input_name(obj)
         detail = ("shared " if kind == "shared" else "") + type_text(obj.type)
         return [name], [detail], f"{'shared variable' if kind == 'shared' else 'input'} {name}  [{ident}]\n{detail}"
+
+    def _input_name(self, var):
+        """The name ``input_names`` gives an unnamed graph input, else ``(unnamed)``."""
+        try:
+            k = self.inputs.index(var)
+        except ValueError:
+            return "(unnamed)"
+        given = self.input_names[k] if k < len(self.input_names) else None
+        return given or "(unnamed)"
 
     # --- DOT -------------------------------------------------------------------------
     def source(self, annotations=None, title=None):
@@ -650,6 +671,12 @@ class GraphDot(PartsDrawing):
         attrs["class"] = f"lucent-{kind} lucent-id-{ident}" + (" lucent-random" if random else "")
         if kind == "apply" and self.parts:
             attrs["class"] += f" lucent-part-{self.parts[ident]}"
+        marker = self.openable.get(ident)
+        if marker is not None:
+            attrs["peripheries"] = "2"
+            attrs["class"] += " lucent-opens"
+            attrs["label"] = _html_lines(title, details + [marker], font_color)
+            attrs["tooltip"] = f"{tip}\n{marker}"
         return attrs
 
     def _edge_attrs(self, node, i, inp):

@@ -17,6 +17,19 @@ likewise highlights its problems in the list.
 
 Problems not tied to a drawn node (a ``BadOptimization`` compares
 variables of the graph before rewriting) are listed without a link.
+
+A problem inside a loop
+-----------------------
+When a ``Scan``'s kernel disagrees with its reference, DebugMode follows the
+difference into the loop and names the step and the inner node
+(``inner_location``). The outer graph then only shows the scan in red; so
+the view adds a second ``GraphView`` (``loop_view``) with the scan's inner
+graph opened, the inner node selected and in red, and the values of that
+step (its inner graph is replayed from the step's values), and the list
+names the step. The list's ``inner_selected`` is linked to the loop view's
+``selected`` as ``selected`` is to the outer view's. The loop view's class
+is ``lucent-dr-loop``; a problem's link into the loop is a
+``lucent-dr-inner`` button.
 """
 
 from __future__ import annotations
@@ -42,8 +55,11 @@ class ProblemList(anywidget.AnyWidget):
     Traits (synced): ``headline``; ``problems``, one dict per problem
     (``index``, ``kind``, ``summary``, ``path``, ``node_id`` (``""`` when
     not on a drawn node), ``node_label``, ``sections`` as ``[label, text]``
-    pairs); ``coverage`` and ``reference_only`` lines; ``ok``;
-    ``selected``, the node id shared with the GraphView.
+    pairs, and for a problem inside a loop ``inner_id``, the qualified id of
+    the inner node (``n7/n2``), ``step`` and ``loop``, its title);
+    ``coverage`` and ``reference_only`` lines; ``ok``; ``selected``, the
+    node id shared with the GraphView; ``inner_selected``, the inner node
+    shared with the loop view.
     """
 
     _esm = _JS / "debug_report_view.js"
@@ -55,6 +71,7 @@ class ProblemList(anywidget.AnyWidget):
     coverage = traitlets.List(traitlets.Unicode()).tag(sync=True)
     reference_only = traitlets.List(traitlets.Unicode()).tag(sync=True)
     selected = traitlets.Unicode("").tag(sync=True)
+    inner_selected = traitlets.Unicode("").tag(sync=True)
 
 
 class DebugReportView(ipywidgets.VBox):
@@ -72,7 +89,9 @@ class DebugReportView(ipywidgets.VBox):
         graph inputs.
 
     Attributes: ``problem_list`` (the ``ProblemList``), ``graph_view``
-    (the ``GraphView``), ``report``.
+    (the ``GraphView``), ``loop_view`` (a second ``GraphView`` showing the
+    inner graph of the loop holding a problem, ``None`` until one does),
+    ``report``.
     """
 
     def __init__(self, report_or_fn, graph=None, **kwargs):
@@ -90,10 +109,10 @@ class DebugReportView(ipywidgets.VBox):
                 raise TypeError("DebugReportView needs a DebugReport, a DebugModeError or a DebugMode Function, got None")
             self._given_report = source
         self.problem_list = ProblemList()
-        if self._fn is not None:
-            self.graph_view = GraphView(self._fn)
-        else:
-            self.graph_view = GraphView(_graph_for(source, graph), report=source)
+        self._view_args = ((self._fn,), {}) if self._fn is not None else ((_graph_for(source, graph),), {"report": source})
+        self.graph_view = GraphView(*self._view_args[0], **self._view_args[1])
+        self.loop_view = None
+        self._loop_link = None
         self._link = ipywidgets.jslink((self.problem_list, "selected"), (self.graph_view, "selected"))
         super().__init__(children=[self.problem_list, self.graph_view], **kwargs)
         self.add_class("lucent-debug-report-view")
@@ -126,9 +145,13 @@ class DebugReportView(ipywidgets.VBox):
         self._report_shown = report
         view = self.graph_view
         problems = []
+        inside = []
         for k, problem in enumerate(_problems_of(report), 1):
             node = getattr(problem, "node", None)
             node_id = view.drawing.ids.get(node, "") if node is not None else ""
+            located = view.inner_location(problem) if node_id and getattr(problem, "inner_location", None) else None
+            if located is not None:
+                inside.append(located)
             problems.append({
                 "index": k,
                 "kind": problem.kind,
@@ -137,6 +160,11 @@ class DebugReportView(ipywidgets.VBox):
                 "node_id": node_id,
                 "node_label": view.nodes[node_id]["label"] if node_id else "",
                 "sections": [[str(label), str(text)] for label, text in getattr(problem, "sections", ())],
+                "inner_id": located[0] if located else "",
+                "step": located[1][-1] if located else None,
+                "steps": located[1] if located else [],
+                "loop": view.nodes[node_id].get("opens", "") if located else "",
+                "step_text": ", ".join(f"t = {t}" for t in located[1]) if located else "",
             })
         lines = _report_lines(report)
         with self.problem_list.hold_sync():
@@ -145,24 +173,45 @@ class DebugReportView(ipywidgets.VBox):
             self.problem_list.headline = lines["headline"]
             self.problem_list.coverage = lines["coverage"]
             self.problem_list.reference_only = lines["reference_only"]
+        if inside:
+            self._show_loop(*inside[0])
 
+    def _show_loop(self, inner_id, steps):
+        """Open the loop holding a problem in ``loop_view`` at the problem's step, its inner node selected."""
+        outer_id = inner_id.split("/")[0]
+        if self.loop_view is None:
+            self.loop_view = GraphView(*self._view_args[0], **self._view_args[1])
+            self.loop_view.add_class("lucent-dr-loop")
+            self._loop_link = ipywidgets.jslink((self.problem_list, "inner_selected"), (self.loop_view, "selected"))
+            self.children = [self.problem_list, self.graph_view, self.loop_view]
+        self.loop_view.show_inner_node(inner_id, steps)
+        if not self.graph_view.selected:
+            self.graph_view.select(outer_id)
     def select_problem(self, index):
-        """Select the node of problem ``index`` (1-based, as listed); returns its node id or ``""``."""
+        """Select the node of problem ``index`` (1-based, as listed); returns its node id or ``""``.
+
+        A problem inside a loop also opens the loop at its step in
+        ``loop_view`` and selects the inner node there.
+        """
         problems = self.problem_list.problems
         if not 1 <= index <= len(problems):
             raise IndexError(f"There are {len(problems)} problems, numbered from 1; got {index}")
-        node_id = problems[index - 1]["node_id"]
+        problem = problems[index - 1]
+        node_id = problem["node_id"]
         if node_id:
             self.graph_view.select(node_id)
+        if problem.get("inner_id"):
+            self._show_loop(problem["inner_id"], problem["steps"])
         return node_id
 
     def close(self):
         """Stop following the function and close both widgets."""
         stop_following(self, "_watch", "_cell_hook")
-        link = getattr(self, "_link", None)
-        if link is not None:
-            link.unlink()
-        for name in ("problem_list", "graph_view"):
+        for name in ("_link", "_loop_link"):
+            link = getattr(self, name, None)
+            if link is not None:
+                link.unlink()
+        for name in ("problem_list", "graph_view", "loop_view"):
             part = getattr(self, name, None)
             if part is not None:
                 part.close()

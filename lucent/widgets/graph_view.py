@@ -61,22 +61,46 @@ every call and the view draws them as sparklines; following a function
 output costs nothing (the call returns it), following an inner node
 replays every call on the Python path while it is followed.
 
+Loops, inner graphs and branches
+--------------------------------
+A node whose op has an inner graph (a ``Scan``, an ``OpFromGraph``) is
+drawn with a double border and a last line ``⊞ opens: loop body``; a click
+on that line (or a double click, or the panel's Open button) shows its
+inner graph, with the same panel per node and the values of the last step
+of the last replayed call (``lucent.widgets.inner_graphs`` says how they
+are found). A breadcrumb (``outer graph ▸ scan "rnn"``) goes back; a loop
+inside the loop opens the same way. From Python: ``open_inner(node_or_id,
+step=None)``, ``close_inner(all=False)``, the ``inner_path`` trait (the ids
+opened, outermost first), ``inner_step`` (``(step, steps run)``). Inner
+ids carry the path (``n7/n2``), so selecting one from anywhere opens its
+graph. An ``ifelse`` has no inner graph: its box says which branch ran
+and the nodes the call skipped are greyed, without values.
+
+Stable class names for scripts and browser tests: a box that opens is a
+``g.node.lucent-opens``; the breadcrumb bar ``lucent-gv-crumbs`` holds
+``lucent-gv-crumb`` buttons (``data-depth``; the graph shown is
+``lucent-gv-crumb-current``) and the ``lucent-gv-inner-note`` (the step
+shown); the panel's open button is ``lucent-gv-open``, a problem's loop
+step ``lucent-gv-step``.
+
 All the state is in synced traits (``svg``, ``nodes``, ``selected``,
-``color_by``, ``title``, ``status``, ``has_profile``, ``value_hint``): the
+``color_by``, ``title``, ``status``, ``has_profile``, ``value_hint``,
+``inner_path``, ``crumbs``, ``id_prefix``, ``inner_note``): the
 view renders again after a kernel reconnect and from a notebook saved with
 its widget state, and another widget can select a node with ``jslink`` on
 ``selected``. ``nodes`` maps each id to a dict: ``label``, ``kind``,
 ``op``, ``dprint``, ``outputs`` (``type_text``, ``shape``, ``summary`` of the
 last value, see ``value_summary.summarize``), ``inputs``, ``problems``
-(``kind``, ``summary``), ``profile`` (time and bytes), ``aliasing`` and
-``created_at``.
+(``kind``, ``summary``, ``step`` inside a loop), ``profile`` (time and
+bytes), ``aliasing``, ``created_at``, and when they apply ``opens`` (the
+title of the inner graph), ``branch`` (``taken``, ``not_run`` ids) and
+``not_run``.
 """
 
 from __future__ import annotations
 
 import pathlib
 import time
-from collections import Counter
 
 import anywidget
 import traitlets
@@ -91,18 +115,24 @@ from lucent.graph.dot import (
     Annotation,
     GraphDot,
     GraphvizNotFoundError,
-    draws_random_numbers,
     function_output_names,
     no_layout_note,
-    node_label,
-    op_label,
     text_fallback_html,
-    type_text,
 )
-from lucent.graph.dot_parts import composite_formula, composite_tree, input_names
 from lucent.graph.fg import FunctionGraph
 from lucent.widgets.follow import FollowCalls
+from lucent.widgets.graph_fit import LEGIBLE_SCALE, FitsWidth, svg_width_pt
+from lucent.widgets.inner_graphs import (
+    InputCopies,
+    branch_annotations,
+    branch_entries,
+    mark_openable,
+    openable_markers,
+    skipped_nodes,
+)
+from lucent.widgets.inner_navigation import OpensInnerGraphs
 from lucent.widgets.live import CellHook, Throttle, stop_following
+from lucent.widgets.node_entries import id_range, node_entries, search_text
 from lucent.widgets.value_summary import safe_summarize as _summary, summarize
 
 _JS = pathlib.Path(__file__).parent / "js"
@@ -110,10 +140,6 @@ _JS = pathlib.Path(__file__).parent / "js"
 COLOR_BY = ("", "time", "bytes")
 
 GROUP_BY = ("", "name", "line")
-
-#: Text is legible down to this scale of the drawing (11.5 pt labels: about 11.5 px).
-LEGIBLE_SCALE = 0.75
-
 
 #: Fill ramp for ``color_by``: from a near-white to a strong orange.
 _RAMP = ((0xFF, 0xF7, 0xEC), (0xE6, 0x55, 0x0D))
@@ -152,7 +178,7 @@ def _problems_of(report):
     raise TypeError(f"report must be a DebugReport or a DebugModeError, got {_describe(report)}")
 
 
-class GraphView(FollowCalls, anywidget.AnyWidget):
+class GraphView(OpensInnerGraphs, FitsWidth, FollowCalls, anywidget.AnyWidget):
     """A drawn graph: click a node to see its dprint, type, last value, problems and cost.
 
     Parameters
@@ -201,9 +227,6 @@ class GraphView(FollowCalls, anywidget.AnyWidget):
     #: The interval between replays is at least this many times the last replay's duration.
     REPLAY_STRETCH = 5
 
-    #: Layout time spent looking for a fold that fits, after which the narrowest found is shown.
-    FIT_SECONDS = 15.0
-
     _esm = _JS / "graph_view.js"
     _css = _JS / "graph_view.css"
 
@@ -226,6 +249,10 @@ class GraphView(FollowCalls, anywidget.AnyWidget):
     follows = traitlets.Dict().tag(sync=True)
     follow_ids = traitlets.List(traitlets.Unicode()).tag(sync=True)
     can_follow = traitlets.Bool(False).tag(sync=True)
+    inner_path = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    crumbs = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    id_prefix = traitlets.Unicode("").tag(sync=True)
+    inner_note = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, fn_or_variables, *, report=None, profile=None, color_by=None, min_interval=0.5,
                  hide_bookkeeping=False, group_by=None, collapse_backward=False, fit_width=0, **kwargs):
@@ -242,6 +269,7 @@ class GraphView(FollowCalls, anywidget.AnyWidget):
             self._drawing = GraphDot(self._fn.maker.fgraph, output_names=function_output_names(self._fn))
         else:
             self._drawing = GraphDot(source)
+        self._drawing.openable = openable_markers(self._drawing)
         self._source_fgraph = source if isinstance(source, FunctionGraph) else None
         self._own_report = report
         _problems_of(report)  # type check
@@ -261,6 +289,13 @@ class GraphView(FollowCalls, anywidget.AnyWidget):
         self._values_dirty = False  # a replay made for a followed node, not pushed yet
         self._history = {}         # id -> {"calls": [...], "norm": [...], "mean": [...], "max": [...]}
         self._svg_cache = {}
+        self._levels = []          # the inner graphs opened, outermost first (``InnerLevel``)
+        self._level_cache = {}     # path tuple -> InnerLevel, so reopening does not lay out again
+        self._pinned = {}          # path tuple -> loop step shown instead of the last
+        self._copies = InputCopies(())  # what the openable and branching nodes read in the last replay
+        self._choices, self._skipped = {}, set()
+        self._replays = 0
+        self._located = (None, {})  # (report, locate_inner_problems of it)
         self._user_collapse = bool(collapse_backward)
         self._auto_collapsed = False
         super().__init__(**kwargs)
@@ -297,6 +332,8 @@ class GraphView(FollowCalls, anywidget.AnyWidget):
         self.observe(self._on_layout, names=["group_by", "collapse_backward", "fit_width"])
         self.observe(self._on_follow_ids, names="follow_ids")
         self.observe(self._on_expand_request, names="expand_requests")
+        self.observe(self._on_inner_path, names="inner_path")
+        self.observe(self._on_selected, names="selected")
         self._recorded_call()
         self._render(force=True)
         self._report_seen = self._report()
@@ -327,52 +364,7 @@ class GraphView(FollowCalls, anywidget.AnyWidget):
 
     def _static_info(self):
         """What never changes about each drawn node (label, op, types, dprint, inputs)."""
-        from lucent.graph.utils import format_trace
-        from lucent.printing import debugprint
-
-        drawing = self._drawing
-        info = {}
-        for ident, obj in drawing.objects.items():
-            kind = drawing.kinds[ident]
-            title, details, _ = drawing.describe(ident)
-            entry = {"id": ident, "kind": kind, "label": " ".join(title), "problems": [], "profile": None}
-            if kind == "apply":
-                op = obj.op
-                entry["op"] = str(op)
-                entry["op_class"] = type(op).__name__
-                entry["label"] = node_label(obj)
-                entry["part"] = drawing.parts.get(ident)
-                formula = composite_formula(obj)
-                if formula is not None:
-                    entry["composite"] = {
-                        "formula": formula,
-                        "tree": composite_tree(obj),
-                        "inputs": [f"{n} = input {k}" for k, n in enumerate(input_names(obj))],
-                    }
-                entry["outputs"] = [_output_info(v) for v in obj.outputs]
-                entry["inputs"] = [
-                    {"id": drawing.producer_id(v), "text": f"{k}: {v} ({type_text(v.type)})"}
-                    for k, v in enumerate(obj.inputs)
-                ]
-                entry["aliasing"] = _aliasing_text(op)
-                entry["random"] = draws_random_numbers(obj)
-                entry["created_at"] = format_trace(getattr(obj.tag, "trace", None))
-                target = obj
-            elif kind == "output":
-                _, index, var = obj
-                entry["outputs"] = [_output_info(var)]
-                entry["inputs"] = [{"id": drawing.producer_id(var), "text": str(var)}]
-                target = var
-            else:
-                entry["outputs"] = [_output_info(obj)]
-                entry["inputs"] = []
-                target = obj
-            try:
-                entry["dprint"] = debugprint(target, depth=3, print_type=True, file="str").rstrip()
-            except Exception as e:  # a view must not fail on an op that prints badly
-                entry["dprint"] = f"(dprint failed: {type(e).__name__}: {e})"
-            info[ident] = entry
-        return info
+        return mark_openable(node_entries(self._drawing), self._drawing)
 
     def _constant_values(self):
         for ident, kind in self._drawing.kinds.items():
@@ -437,12 +429,24 @@ class GraphView(FollowCalls, anywidget.AnyWidget):
     # --- building the state ----------------------------------------------------------
     def _render(self, force=False):
         """Recompute annotations; render the SVG again if they changed; push ``nodes``."""
-        problems, elsewhere = self._problems_by_id()
-        profile = self._profile_by_id()
-        annotations = {}
+        self._run_levels()
+        drawing, static_entries, values, _, prefix = self._shown()
+        level = self._levels[-1] if self._levels else None
+        if level is None:
+            problems, elsewhere = self._problems_by_id()
+            profile = self._profile_by_id()
+            choices, skipped = self._choices, self._skipped
+        else:
+            problems, elsewhere = self._inner_problems_by_id(level), 0
+            profile = {}
+            choices, skipped = level.choices, level.skipped
+        annotations = branch_annotations(drawing, choices, skipped)
         for ident, found in problems.items():
             kinds = sorted({p["kind"] for p in found})
-            annotations[ident] = Annotation(fill="#fde8e8", outline=PROBLEM_COLOR, extra=tuple(f"problem: {k}" for k in kinds))
+            local = ident[len(prefix):]
+            before = annotations.get(local, Annotation())
+            annotations[local] = Annotation(fill="#fde8e8", outline=PROBLEM_COLOR,
+                                            extra=tuple(before.extra) + tuple(f"problem: {k}" for k in kinds))
         key = self.color_by
         if key and profile:
             field = "time_median" if key == "time" else "bytes"
@@ -458,22 +462,29 @@ class GraphView(FollowCalls, anywidget.AnyWidget):
                     font_color="#ffffff" if share > 0.6 else None,
                 )
         signature = {k: (a.fill, a.outline, a.extra, a.font_color) for k, a in annotations.items()}
+        branches = branch_entries(drawing, choices, skipped, prefix)
         with self.hold_sync():
             if force or signature != self._annotations:
                 self._annotations = signature
                 self.svg = self._drawing_markup(annotations)
             nodes = {}
-            for ident, static in self._static.items():
+            for ident, static in static_entries.items():
                 entry = dict(static)
                 entry["problems"] = problems.get(ident, [])
                 entry["profile"] = profile.get(ident)
-                summaries = self._values.get(ident)
+                summaries = values.get(ident[len(prefix):])
                 if summaries is not None:
                     entry["outputs"] = [dict(o, summary=s) for o, s in zip(static["outputs"], summaries)]
+                if ident in branches:
+                    entry["branch"] = branches[ident]
+                if drawing.objects.get(ident[len(prefix):]) in skipped:
+                    entry["not_run"] = True
                 nodes[ident] = entry
             self.nodes = nodes
             self.has_profile = self._profile() is not None
-            self.status = self._status_text(problems, elsewhere)
+            self.inner_note = level.note() if level is not None else ""
+            status = self._status_text(*self._problems_by_id())
+            self.status = status + (f" · {self.inner_note}" if level is not None else "")
 
     def _drawing_markup(self, annotations):
         """The SVG drawing, or the graph as text under a one-line note when it cannot be laid out."""
@@ -483,87 +494,11 @@ class GraphView(FollowCalls, anywidget.AnyWidget):
             note = no_layout_note()
         except Exception as e:  # a view must show something rather than fail
             note = f"The graph could not be drawn ({type(e).__name__}: {e}); the graph as text:"
-        graph = self._fn.maker.fgraph if self._fn is not None else self._drawing.outputs
-        return f'<div class="lucent-gv-text">{text_fallback_html(graph, note)}</div>'
-
-    def _svg_with(self, annotations, wrap, max_row, collapsed, hint=None):
-        drawing = self._drawing
-        key = (repr(sorted((k, vars(a)) for k, a in annotations.items())), tuple(sorted(drawing.hidden)),
-               drawing.group_by, wrap, max_row, tuple(sorted(collapsed)),
-               None if hint is None or max_row is None else hash(frozenset(hint.items())))
-        if key not in self._svg_cache:
-            drawing.wrap, drawing.max_row, drawing.collapsed = wrap, max_row, frozenset(collapsed)
-            drawing.row_hint = hint
-            try:
-                self._svg_cache[key] = drawing.svg(annotations)
-            finally:
-                drawing.wrap, drawing.max_row, drawing.row_hint = 34, None, None
-            if len(self._svg_cache) > 24:
-                self._svg_cache.pop(next(iter(self._svg_cache)))
-        return self._svg_cache[key]
-
-    def _fitted_svg(self, annotations):
-        """The drawing, folded until it reads at ``fit_width`` (see the module docstring).
-
-        Folds, in order: labels wrapped narrower, then the rows ``dot``
-        made (read from the unfolded drawing) wrapped to as many boxes as
-        the width holds, then the same with the backward part collapsed.
-        """
-        collapsed = {"backward"} if self.collapse_backward else set()
-        self._drawing.collapsed = frozenset(collapsed)
-        if not self.fit_width:
-            self.fit_note = ""
-            self.auto_collapsed = False
-            return self._svg_with(annotations, 34, None, collapsed)
-        # The widest drawing, in points, that shows at fit_width CSS pixels at the legible scale.
-        limit = self.fit_width * 3 / 4 / LEGIBLE_SCALE
-        choices = [collapsed]
-        if self.has_parts and not self._user_collapse:
-            counts = self._drawing.part_counts()
-            choices += [c for c in ({"backward"}, {"backward", "update"}) if all(counts.get(p) for p in c)]
-        deadline = time.monotonic() + self.FIT_SECONDS
-        # First unfolded, each part choice in turn; then folded rows, least collapsed first.
-        tries = []
-        for parts in choices:
-            plain = self._svg_with(annotations, 34, None, parts)
-            tries.append((svg_width_pt(plain), plain, 34, None, parts))
-            if tries[-1][0] <= limit or time.monotonic() > deadline:
-                break
-        if tries[-1][0] > limit:
-            for (width, plain, _, _, parts) in list(tries):
-                hint = GraphDot.rows_from_svg(plain)
-                longest = max(Counter(r for r, _ in hint.values()).values(), default=1)
-                per_row = max(2, int(limit * longest / max(width, 1.0)))
-                for wrap, max_row in ((20, per_row), (14, max(2, per_row // 2))):
-                    if time.monotonic() > deadline:
-                        break
-                    svg = self._svg_with(annotations, wrap, max_row, parts, hint)
-                    tries.append((svg_width_pt(svg), svg, wrap, max_row, parts))
-                    if tries[-1][0] <= limit:
-                        break
-                if tries[-1][0] <= limit or time.monotonic() > deadline:
-                    break
-        fitting = [t for t in tries if t[0] <= limit]
-        best = fitting[0] if fitting else min(tries, key=lambda t: t[0])
-        width, svg, wrap, max_row, parts = best
-        folds = []
-        if wrap != 34:
-            folds.append(f"labels wrapped at {wrap} characters")
-        if max_row:
-            folds.append(f"rows of at most {max_row} boxes")
-        self._auto_collapsed = parts != collapsed
-        self.auto_collapsed = self._auto_collapsed
-        if self._auto_collapsed:
-            names = " and ".join(sorted(parts - collapsed))
-            folds.append(f"{names} collapsed (click a collapsed box, or tick 'collapse backward', to choose)")
-        self._drawing.collapsed = frozenset(parts)
-        fits = width <= limit
-        if folds:
-            self.fit_note = f"Folded to fit {self.fit_width} px: " + ", ".join(folds) + (
-                "." if fits else "; still wider: scroll sideways.")
+        if self._levels:
+            graph = self._levels[-1].node.op.fgraph
         else:
-            self.fit_note = "" if fits else f"Wider than {self.fit_width} px at a legible size: scroll sideways."
-        return svg
+            graph = self._fn.maker.fgraph if self._fn is not None else self._drawing.outputs
+        return f'<div class="lucent-gv-text">{text_fallback_html(graph, note)}</div>'
 
     def _status_text(self, problems, elsewhere):
         parts = []
@@ -602,7 +537,8 @@ class GraphView(FollowCalls, anywidget.AnyWidget):
         self._render()
 
     def _on_hide_bookkeeping(self, change):
-        self._drawing.hidden = self._drawing.bookkeeping_ids() if change["new"] else frozenset()
+        for drawing in [self._drawing] + [level.drawing for level in self._level_cache.values()]:
+            drawing.hidden = drawing.bookkeeping_ids() if change["new"] else frozenset()
         self._render(force=True)
 
     @traitlets.validate("group_by")
@@ -626,7 +562,8 @@ class GraphView(FollowCalls, anywidget.AnyWidget):
 
     def _on_layout(self, change):
         if change["name"] == "group_by":
-            self._drawing.regroup(change["new"] or None)
+            for drawing in [self._drawing] + [level.drawing for level in self._level_cache.values()]:
+                drawing.regroup(change["new"] or None)
         elif change["name"] == "collapse_backward":
             if change["new"] and not self.has_parts:
                 self.set_trait("collapse_backward", False)
@@ -677,13 +614,16 @@ class GraphView(FollowCalls, anywidget.AnyWidget):
         values = {}
         ids = self._drawing.ids
         fgraph = fgraph if fgraph is not None else self._fn.maker.fgraph
+        copies = InputCopies(self._drawing.nodes)
 
         def on_node(node, outputs):
             ident = ids.get(node)
             if ident is not None:
                 values[ident] = [_summary(v) for v in outputs]
+            copies.on_node(node, outputs)
 
         try:
+            copies.seed(fgraph.inputs, inputs)
             for var, value in zip(fgraph.inputs, inputs):
                 values[ids[var]] = [_summary(value)]
             storage = replay(fgraph, inputs, on_node)
@@ -696,6 +636,11 @@ class GraphView(FollowCalls, anywidget.AnyWidget):
         except Exception as e:  # show what was computed before the failure
             self._replay_error = f"{type(e).__name__}: {e}"
         self._values.update(values)
+        self._copies, self._replays = copies, self._replays + 1
+        self._choices = copies.branch_choices()
+        self._skipped = skipped_nodes(fgraph, self._choices)
+        for node in self._skipped:  # the replay ran them; the call did not
+            self._values.pop(ids.get(node), None)
         self._call_replayed = call_number
         self._last_replay = time.monotonic()
         if self.min_interval > 0:  # 0 asks for every call, whatever it costs
@@ -708,42 +653,62 @@ class GraphView(FollowCalls, anywidget.AnyWidget):
 
     # --- public API ------------------------------------------------------------------
     def node_id(self, node):
-        """The id (``"n3"``, ``"v0"``) of an Apply node or variable of the drawn graph.
+        """The id (``"n3"``, ``"v0"``; ``"n7/n2"`` inside a loop) of an Apply node or variable.
 
-        A computed variable has its node's id. ``KeyError`` when it is not
-        in the graph (e.g. a node of the graph before rewriting).
+        A computed variable has its node's id. A plain id names a node of
+        the outer graph; a node of an opened inner graph gets its qualified
+        id. ``KeyError`` when it is not in the graph (e.g. a node of the
+        graph before rewriting).
         """
         if isinstance(node, str):
             if node in self._static:
                 return node
-            raise KeyError(
-                f"{node!r} is not a node id of this graph; ids are {_id_range(self._static)}"
-            )
-        return self._drawing.id_of(node)
+            entries = self._static
+            if "/" in node:
+                try:
+                    entries = self._levels_for(node.split("/")[:-1])[-1].static
+                except ValueError as e:
+                    raise KeyError(f"{node!r} is not a node id of this graph: {e}") from None
+                if node in entries:
+                    return node
+            raise KeyError(f"{node!r} is not a node id of this graph; ids are {id_range(entries)}")
+        try:
+            return self._drawing.id_of(node)
+        except KeyError:
+            for level in reversed(self._levels):
+                try:
+                    return level.prefix + level.drawing.id_of(node)
+                except KeyError:
+                    continue
+            raise
 
     def find(self, text):
-        """Ids of the nodes whose op, label, id, output names or creation line contain ``text``.
+        """Ids of the nodes of the graph shown whose op, label, id, output names or creation line contain ``text``.
 
         Case is ignored; the search box of the view matches the same way.
         """
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"find needs a non-empty text to look for, got {text!r}")
         needle = text.strip().lower()
-        found = []
-        for ident, entry in self._static.items():
-            if needle in _search_text(entry):
-                found.append(ident)
-        return found
+        return [ident for ident, entry in self._shown()[1].items() if needle in search_text(entry)]
 
     def select(self, node_or_id):
-        """Select (highlight and show the details of) an Apply node, a variable or a node id; ``None`` clears."""
+        """Select (highlight and show the details of) an Apply node, a variable or a node id; ``None`` clears.
+
+        An id inside an inner graph (``"n7/n2"``) opens that graph first.
+        """
         self.selected = "" if node_or_id is None else self.node_id(node_or_id)
         return self.selected
 
     @property
     def selected_node(self):
         """The selected Apply node or variable (``None`` when nothing is selected)."""
-        return self._drawing.objects.get(self.selected) if self.selected else None
+        if not self.selected:
+            return None
+        if "/" not in self.selected:
+            return self._drawing.objects.get(self.selected)
+        path, local = self.selected.rsplit("/", 1)
+        return self._levels_for(path.split("/"))[-1].drawing.objects.get(local)
 
     def refresh(self):
         """Show the newest state now: replay a waiting call, re-read the report and the profile."""
@@ -759,51 +724,4 @@ class GraphView(FollowCalls, anywidget.AnyWidget):
         return f"<GraphView: {self.title}>"
 
 
-def svg_width_pt(svg):
-    """The width in points Graphviz gave an SVG drawing (0 when it does not say)."""
-    import re
-
-    match = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg)
-    return float(match.group(1)) if match else 0.0
-
-
-def _search_text(entry):
-    """What the search matches in a node's entry (kept in step with graph_view.js's ``searchText``)."""
-    parts = [entry["id"], entry.get("label", ""), entry.get("op", ""), entry.get("created_at", "")]
-    parts += [o.get("name") or "" for o in entry.get("outputs", [])]
-    return " ".join(parts).lower()
-
-
-def _id_range(ids):
-    apply_ids = [i for i in ids if i.startswith("n")]
-    other = [i for i in ids if not i.startswith("n")]
-    parts = []
-    if apply_ids:
-        parts.append(f"n0..n{len(apply_ids) - 1} (nodes)")
-    if other:
-        parts.append(", ".join(other[:8]) + (", ..." if len(other) > 8 else ""))
-    return "; ".join(parts) or "none"
-
-
-def _output_info(var):
-    shape = getattr(var.type, "shape", None)
-    return {
-        "name": var.name,
-        "type": str(var.type),
-        "type_text": type_text(var.type),
-        "dtype": getattr(var.type, "dtype", None),
-        "shape": None if shape is None else ["?" if s is None else int(s) for s in shape],
-        "summary": None,
-    }
-
-
-def _aliasing_text(op):
-    parts = []
-    for out, ins in sorted((getattr(op, "destroy_map", None) or {}).items()):
-        parts.append(f"output {out} overwrites input {', '.join(map(str, ins))} in place")
-    for out, ins in sorted((getattr(op, "view_map", None) or {}).items()):
-        parts.append(f"output {out} is a view of input {', '.join(map(str, ins))}")
-    return "; ".join(parts)
-
-
-__all__ = ["GraphView", "ramp_color", "COLOR_BY"]
+__all__ = ["GraphView", "ramp_color", "COLOR_BY", "LEGIBLE_SCALE", "svg_width_pt"]

@@ -196,3 +196,75 @@ def test_bad_arguments():
         DebugReportView(fn, graph=fn)
     with pytest.raises(ValueError, match="no problem tied to a node"):
         DebugReportView(DebugReport())
+
+
+class DoubleWrongAboveTenInLoop(Op):
+    """``2 * x``; its Numba kernel adds 1 when ``x > 10`` (a deliberate bug, for a loop's body)."""
+
+    __props__ = ()
+
+    def make_node(self, x):
+        x = lt.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, out):
+        out[0][0] = np.asarray(inputs[0] * 2)
+
+    def infer_shape(self, fgraph, node, shapes):
+        return shapes
+
+
+@numba_njit
+def _double_wrong_above_ten(x):
+    out = x * 2
+    if x > 10:
+        out = out + 1.0
+    return out
+
+
+@numba_funcify.register(DoubleWrongAboveTenInLoop)
+def _(op, node=None, **kwargs):
+    return _double_wrong_above_ten
+
+
+def _doubler(mode):
+    x0 = lt.dscalar("x0")
+    ys = lucent.scan(lambda h: DoubleWrongAboveTenInLoop()(h) + 0.0, outputs_info=[x0], n_steps=6,
+                     name="doubler", return_updates=False)
+    return lucent.function([x0], ys, mode=mode, name="doubler")
+
+
+@pytest.mark.parametrize("on_error", ["report", "raise"])
+def test_a_problem_inside_a_scan_opens_the_loop_at_its_step(on_error):
+    fn = _doubler(DebugMode(on_error=on_error))
+    if on_error == "raise":
+        with pytest.raises(DebugModeError):
+            fn(1.0)
+    else:
+        fn(1.0)
+    view = DebugReportView(fn)
+    (scan,) = [n for n in fn.maker.fgraph.apply_nodes if type(n.op).__name__ == "Scan"]
+    scan_id = view.graph_view.node_id(scan)
+    (problem,) = view.problem_list.problems
+    # The outer graph: the scan in red, selected.
+    assert problem["node_id"] == scan_id and view.graph_view.selected == scan_id
+    assert view.graph_view.nodes[scan_id]["problems"] and view.graph_view.inner_path == []
+    # 1, 2, 4, 8, 16: the kernel first goes wrong at step 4 (input 16).
+    assert problem["step"] == 4 and problem["loop"] == 'scan "doubler"'
+    assert problem["inner_id"].startswith(f"{scan_id}/")
+    loop = view.loop_view
+    assert view.children == (view.problem_list, view.graph_view, loop)
+    assert "lucent-dr-loop" in loop._dom_classes
+    assert loop.inner_path == [scan_id] and loop.selected == problem["inner_id"]
+    assert loop.inner_step == (4, 6) and "t = 4" in loop.inner_note
+    inner = loop.nodes[problem["inner_id"]]
+    assert inner["op_class"] == "DoubleWrongAboveTenInLoop"
+    assert inner["problems"][0]["step"] == 4 and PROBLEM_COLOR in loop.svg
+    # the values of step 4: the body doubles 16
+    assert inner["outputs"][0]["summary"]["mean"] == pytest.approx(32.0)
+    link = view._loop_link
+    assert link.source == (view.problem_list, "inner_selected") and link.target == (loop, "selected")
+    loop.close_inner()
+    view.select_problem(1)
+    assert loop.inner_path == [scan_id] and loop.selected == problem["inner_id"]
+    json.dumps(view.problem_list.get_state(), allow_nan=False)

@@ -1,6 +1,8 @@
 // ProblemList: the problems of a DebugMode report. Clicking a problem sets
 // `selected` to its node id; DebugReportView links that trait to the
-// GraphView's with jslink, so the link works in the browser alone.
+// GraphView's with jslink, so the link works in the browser alone. A problem
+// inside a loop also sets `inner_selected` (the inner node, "n7/n2"), linked
+// to the loop view's `selected`.
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -16,6 +18,12 @@ function render({ model, el: host }) {
   function select(id) {
     if (!id) return;
     model.set("selected", id);
+    model.save_changes();
+  }
+
+  function selectInner(p) {
+    model.set("selected", p.node_id);
+    model.set("inner_selected", p.inner_id);
     model.save_changes();
   }
 
@@ -48,6 +56,14 @@ function render({ model, el: host }) {
           row.addEventListener("click", () => select(p.node_id));
         } else {
           row.appendChild(el("span", "lucent-dr-nolink", "not on a drawn node"));
+        }
+        if (p.inner_id) {
+          // Inside a loop: the step and the inner node, shown opened in the loop view.
+          const inner = el("button", "lucent-dr-inner", `${p.loop} ▸ step ${p.step_text} ▸ ${p.inner_id}`);
+          inner.title = "Show this node inside the loop, with the values of this step";
+          inner.addEventListener("click", (ev) => { ev.stopPropagation(); selectInner(p); });
+          row.appendChild(inner);
+          row.addEventListener("click", () => selectInner(p));
         }
         item.appendChild(row);
         if (p.sections && p.sections.length) {

@@ -3,7 +3,12 @@
 // Everything shown comes from the model (svg, nodes, selected, color_by,
 // title, status), so the view is rebuilt identically after a reconnect or
 // from saved widget state. Graphviz names each node group by its id in
-// the group's <title> (n3, v0, o1); clicks map back through it.
+// the group's <title> (n3, v0, o1); clicks map back through it. An opened
+// inner graph (a loop's body) is drawn with its own ids, which the view
+// prefixes with `id_prefix` ("n7/": node n2 of the loop n7 is "n7/n2"), so
+// `selected` and `nodes` name one node of the whole nested program. A box
+// with the class lucent-opens opens its inner graph on a click of its
+// "⊞ opens" line, a double click, or the panel's Open button.
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const MIN_AUTO_SCALE = 0.75; // below this, text gets too small: scroll instead
@@ -180,6 +185,7 @@ function render({ model, el: host }) {
   tools.append(search, found, hideLabel, collapseLabel, groupLabel, colorLabel, zoomOut, zoomFit, zoomOne, zoomIn);
   const fitNote = el("div", "lucent-gv-fitnote");
   const followStrip = el("div", "lucent-gv-follows");
+  const crumbsBar = el("div", "lucent-gv-crumbs");
   header.append(title, status, tools);
 
   const body = el("div", "lucent-gv-body");
@@ -188,7 +194,7 @@ function render({ model, el: host }) {
   pane.appendChild(canvas);
   const details = el("div", "lucent-gv-details");
   body.append(pane, details);
-  root.append(header, fitNote, followStrip, body);
+  root.append(header, crumbsBar, fitNote, followStrip, body);
   host.appendChild(root);
 
   // zoom: "auto" (fit the width, but not below MIN_AUTO_SCALE), "fit", or a number
@@ -214,6 +220,41 @@ function render({ model, el: host }) {
     return parseFloat(root.dataset.scale || "1");
   }
 
+  function prefixed(local) {
+    return local.startsWith("part_") ? local : (model.get("id_prefix") || "") + local;
+  }
+
+  function openNode(id) {
+    const prefix = model.get("id_prefix") || "";
+    if (!id.startsWith(prefix)) return;
+    model.set("inner_path", [...(model.get("inner_path") || []), id.slice(prefix.length)]);
+    model.save_changes();
+  }
+
+  function goToDepth(depth) {
+    model.set("inner_path", (model.get("inner_path") || []).slice(0, depth));
+    model.save_changes();
+  }
+
+  function drawCrumbs() {
+    crumbsBar.innerHTML = "";
+    const path = model.get("inner_path") || [];
+    const crumbs = model.get("crumbs") || [];
+    crumbsBar.style.display = path.length ? "" : "none";
+    if (!path.length) return;
+    crumbs.forEach((text, depth) => {
+      if (depth) crumbsBar.appendChild(el("span", "lucent-gv-crumb-sep", "▸"));
+      const last = depth === crumbs.length - 1;
+      const b = el("button", "lucent-gv-crumb" + (last ? " lucent-gv-crumb-current" : ""), text);
+      b.dataset.depth = String(depth);
+      b.title = last ? "The graph shown" : "Go back to this graph";
+      if (!last) b.addEventListener("click", () => goToDepth(depth));
+      crumbsBar.appendChild(b);
+    });
+    const note = model.get("inner_note");
+    if (note) crumbsBar.appendChild(el("span", "lucent-gv-inner-note", note));
+  }
+
   function drawSvg() {
     canvas.innerHTML = model.get("svg") || "";
     groups = new Map();
@@ -233,7 +274,7 @@ function render({ model, el: host }) {
       const t = g.querySelector(":scope > title");
       if (!t) continue;
       // A variable drawn in several parts has copies named "<id>__<part>": they all stand for <id>.
-      const id = t.textContent.trim().split("__")[0];
+      const id = prefixed(t.textContent.trim().split("__")[0]);
       t.remove(); // the inner tooltip (op and types) is the one to show on hover
       if (groups.has(id)) {
         const extra = groups.get(id);
@@ -246,21 +287,25 @@ function render({ model, el: host }) {
       groups.set(id, g);
       g.addEventListener("click", (ev) => {
         ev.stopPropagation();
+        const line = ev.target.closest && ev.target.closest("text");
         if (id.startsWith("part_")) expandParts();
+        else if (g.classList.contains("lucent-opens") && line && line.textContent.trim().startsWith("⊞")) openNode(id);
         else select(id);
       });
+      if (g.classList.contains("lucent-opens"))
+        g.addEventListener("dblclick", (ev) => { ev.stopPropagation(); openNode(id); });
     }
     for (const g of svg.querySelectorAll("g.edge")) {
       const t = g.querySelector(":scope > title");
       if (!t) continue;
-      const [a, b] = t.textContent.split("->").map((s) => s.trim().split("__")[0]);
+      const [a, b] = t.textContent.split("->").map((s) => prefixed(s.trim().split("__")[0]));
       edges.push([a, b, g]);
     }
     applyZoom();
     highlight(false);
     if (search.value) runSearch();
     // A drawing wider than the pane opens on the selected node, else on the first input, not on empty corner.
-    const focus = groups.get(model.get("selected")) || groups.get("v0");
+    const focus = groups.get(model.get("selected")) || groups.get(prefixed("v0"));
     if (focus) requestAnimationFrame(() => bringIntoView(focus, true));
   }
 
@@ -416,11 +461,36 @@ function render({ model, el: host }) {
         row.appendChild(el("b", "", p.kind));
         row.appendChild(document.createTextNode(": " + p.summary));
         if (p.path) row.appendChild(el("span", "lucent-gv-muted", ` (${p.path} path)`));
+        if (p.step !== undefined && p.step !== null) row.appendChild(el("span", "lucent-gv-step", ` at step t = ${p.step}`));
         s.appendChild(row);
       }
     }
 
-    if (info.kind !== "constant" && model.get("can_follow")) {
+    if (info.opens) {
+      const o = section(details, "Inner graph");
+      const b = el("button", "lucent-gv-open", `⊞ Open ${info.opens}`);
+      b.title = "Show the inner graph, with the values of its last step";
+      b.addEventListener("click", () => openNode(info.id));
+      o.appendChild(b);
+    }
+    if (info.branch) {
+      const o = section(details, "Branch on the last call");
+      o.appendChild(el("div", "lucent-gv-branch", `The ${info.branch.taken} branch ran.`));
+      if (info.branch.not_run.length) {
+        o.appendChild(el("div", "lucent-gv-muted", "Not run (the other branch):"));
+        const list = el("div", "lucent-gv-chips");
+        for (const id of info.branch.not_run) {
+          const chip = el("button", "lucent-gv-chip", id);
+          chip.addEventListener("click", () => select(id));
+          list.appendChild(chip);
+        }
+        o.appendChild(list);
+      }
+    }
+    if (info.not_run) details.appendChild(el("div", "lucent-gv-muted lucent-gv-not-run",
+      "Not run on the last call: the ifelse took the other branch."));
+
+    if (info.kind !== "constant" && model.get("can_follow") && !(model.get("inner_path") || []).length) {
       const follows = model.get("follows") || {};
       const followed = Object.prototype.hasOwnProperty.call(follows, info.id);
       const f = section(details, "Across calls");
@@ -529,6 +599,9 @@ function render({ model, el: host }) {
   const onNodes = () => { highlight(false); drawDetails(); };
   const onSelected = () => { highlight(true); drawDetails(); };
   const onHeader = () => drawHeader();
+  const onCrumbs = () => drawCrumbs();
+  const crumbKeys = ["inner_path", "crumbs", "inner_note"];
+  for (const k of crumbKeys) model.on(`change:${k}`, onCrumbs);
   model.on("change:svg", onSvg);
   model.on("change:nodes", onNodes);
   model.on("change:selected", onSelected);
@@ -542,6 +615,7 @@ function render({ model, el: host }) {
   resize.observe(pane);
 
   drawHeader();
+  drawCrumbs();
   drawSvg();
   drawDetails();
   drawFollows();
@@ -553,6 +627,7 @@ function render({ model, el: host }) {
     model.off("change:nodes", onNodes);
     model.off("change:selected", onSelected);
     for (const k of headerKeys) model.off(`change:${k}`, onHeader);
+    for (const k of crumbKeys) model.off(`change:${k}`, onCrumbs);
     model.off("change:follows", onFollows);
     clearTimeout(fitTimer);
   };
