@@ -16,7 +16,17 @@ simple, explicit model:
   run (a variable nobody reads dies right after it is computed); graph
   outputs never die;
 * graph inputs and constants are not counted: they exist before the call
-  and are not the schedule's to free (their size is reported apart).
+  and are not the schedule's to free (their size is reported apart);
+* a node with an inner graph (a ``Scan`` loop, an ``OpFromGraph``) whose
+  inner graph was profiled: its outputs are its stored buffers (a loop's
+  whole traced outputs, all steps), created or reused like any output;
+  while it runs, one run of its inner graph is alive as well, so its
+  ``inner_peaks`` entry (the peak of the inner schedule replayed with the
+  last step's sizes, by this same model, the step's outputs included)
+  adds to the live bytes of that node only. The steps run one after
+  another, so one step's peak, not their sum, is what the loop adds; the
+  step's outputs copied into the stored buffers are counted twice for
+  that instant, as they are in the process.
 
 This is what the Python linker does with ``allow_gc=True``; other linkers
 (the fused Numba function) may keep fewer or more temporaries, so the
@@ -59,6 +69,10 @@ class MemoryUsage:
     ----------
     created
         ``{node: bytes}``: new bytes each node allocates (its created outputs).
+    inner
+        ``{node: bytes}``: for a node with a profiled inner graph, the peak of
+        one run of it, alive while the node runs (in ``live``, not in
+        ``created``).
     total_created
         Sum of ``created``: bytes allocated by one call.
     live
@@ -74,6 +88,7 @@ class MemoryUsage:
     """
 
     created: dict = field(default_factory=dict)
+    inner: dict = field(default_factory=dict)
     total_created: int = 0
     live: dict = field(default_factory=dict)
     peak: int = 0
@@ -81,7 +96,7 @@ class MemoryUsage:
     held_after: int = 0
 
 
-def schedule_memory(fgraph, order, sizes):
+def schedule_memory(fgraph, order, sizes, inner_peaks=None):
     """Replay ``order`` with the model of the module docstring.
 
     Parameters
@@ -94,7 +109,11 @@ def schedule_memory(fgraph, order, sizes):
     sizes
         ``{node: [bytes or None per output]}`` from the last call; a node
         missing, or a size ``None``, counts as 0.
+    inner_peaks
+        ``{node: bytes}``: the peak of one run of a node's inner graph,
+        alive (besides the node's outputs) while the node runs.
     """
+    inner_peaks = inner_peaks or {}
     graph_outputs = set(fgraph.outputs)
     last_reader = {}
     for i, node in enumerate(order):
@@ -132,9 +151,12 @@ def schedule_memory(fgraph, order, sizes):
         current += new_bytes
         usage.created[node] = new_bytes
         usage.total_created += new_bytes
-        usage.live[node] = current
-        if current > usage.peak:
-            usage.peak = current
+        inner = inner_peaks.get(node, 0)
+        if inner:
+            usage.inner[node] = inner
+        usage.live[node] = current + inner
+        if current + inner > usage.peak:
+            usage.peak = current + inner
             usage.peak_node = node
         for var in dying[i]:
             if var.owner is None or isinstance(var, Constant):
@@ -147,7 +169,7 @@ def schedule_memory(fgraph, order, sizes):
     return usage
 
 
-def min_peak_memory(fgraph, nodes, sizes, max_states=200_000):
+def min_peak_memory(fgraph, nodes, sizes, max_states=200_000, inner_peaks=None):
     """The smallest peak memory over every valid order of ``nodes``, with the same model.
 
     Returns ``(peak, order)``, or ``None`` when the search would visit more
@@ -156,8 +178,10 @@ def min_peak_memory(fgraph, nodes, sizes, max_states=200_000):
 
     The memory alive at any point depends only on *which* nodes have run, not
     in which order, so a search over those sets with memoisation finds the
-    optimum without enumerating every order.
+    optimum without enumerating every order. ``inner_peaks`` is as for
+    ``schedule_memory``.
     """
+    inner_peaks = inner_peaks or {}
     nodes = list(nodes)
     node_set = set(nodes)
     graph_outputs = set(fgraph.outputs)
@@ -193,7 +217,7 @@ def min_peak_memory(fgraph, nodes, sizes, max_states=200_000):
                 if (node is running or var in graph_outputs
                         or any(r not in done for r in readers.get(var, ()))):
                     alive |= bases.get(var, frozenset())
-        return sum(buffer_bytes[b] for b in alive)
+        return sum(buffer_bytes[b] for b in alive) + inner_peaks.get(running, 0)
 
     memo = {}
     everything = frozenset(nodes)

@@ -29,16 +29,26 @@ the profile never keeps a computed value alive. Memory figures (created
 bytes, peak, where it is reached) come from the last call's sizes and the
 schedule; ``lucent.compile.profile_memory`` describes the model.
 
+Inner graphs
+------------
+A node with an inner graph (a ``Scan`` loop, an ``OpFromGraph``) gets a
+child profile, ``inner_profiles[node]``, when the linker asks the profile
+to run it (``inner_graph_thunk``): its rows are the inner nodes, each
+summed over the steps of one outer call, and they are committed or dropped
+with the outer call. ``lucent.compile.profiling_inner`` describes it.
+
 Reports: ``summary()`` (text), ``as_rows()`` (one dict per node, for
-widgets), ``_repr_html_()`` (a table for notebooks).
+widgets; a node with an inner graph carries its inner rows as
+``children``), ``_repr_html_()`` (a table for notebooks).
 """
 
 from __future__ import annotations
 
-import html
 import sys
 
-from lucent.compile.profile_memory import min_peak_memory, output_kind, schedule_memory
+from lucent.compile import profile_report
+from lucent.compile.profile_memory import output_kind, schedule_memory
+from lucent.compile.profile_report import COLUMNS, flatten_rows, format_bytes
 from lucent.graph.utils import MethodNotDefined
 
 SORT_KEYS = ("time", "bytes", "order")
@@ -57,8 +67,6 @@ def _median(values):
     mid = len(ordered) // 2
     return ordered[mid] if len(ordered) % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])
 
-#: Column headings of the per-node table (text and HTML).
-COLUMNS = ("Node", "Op", "Output shapes", "Bytes", "Kind", "Time (s)", "Per call (s)", "% time", "Runs")
 
 
 class _ShapeInfo:
@@ -128,53 +136,6 @@ def _sparse_detail(node, infos):
 def _value_shape(value):
     shape = getattr(value, "shape", None)
     return tuple(shape) if shape is not None else None
-
-
-def format_bytes(n):
-    """``n`` bytes for people: ``"296 B"``, ``"1.5 KiB"``, ``"3.2 MiB"``."""
-    if n is None:
-        return "?"
-    if abs(n) < 1024:
-        return f"{n} B"
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(size) < 1024 or unit == "GiB":
-            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"  # pragma: no cover
-
-
-def _bytes_text(n):
-    """Exact bytes, with a readable size after them when it helps."""
-    readable = format_bytes(n)
-    return readable if readable == f"{n} B" else f"{n} B ({readable})"
-
-
-def _format_shapes(shapes):
-    if not shapes:
-        return ""
-    parts = []
-    for shape in shapes:
-        if shape is None:
-            parts.append("-")
-        else:
-            parts.append("(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")")
-    return " ".join(parts)
-
-
-def _row_cells(row, peak_mark):
-    """The report columns (``COLUMNS``) of one row of ``as_rows``, as text."""
-    return (
-        f"{row['position']}{peak_mark if row['is_peak'] else ''}",
-        row["op"],
-        _format_shapes(row["output_shapes"]),
-        str(row["bytes"]),
-        row["kind"],
-        f"{row['time']:.6f}",
-        f"{row['time_per_call']:.6f}",
-        f"{row['time_percent']:.1f}",
-        str(row["runs"]),
-    )
 
 
 class ProfileStats:
@@ -249,6 +210,8 @@ class ProfileStats:
         self._sizes = None
         self.node_notes = {}
         self.sparse_details = {}
+        #: ``{node: InnerProfileStats}``: the profiles of the nodes' inner graphs.
+        self.inner_profiles = {}
         self.rewriter_profile = None
         self.fgraph = None
         self.order = None
@@ -302,6 +265,7 @@ class ProfileStats:
         if self._pending is not None:
             # The previous call never ended: it raised in a linker that did not say so.
             self.failed_calls += 1
+            self._abort_children()
         input_infos = None
         if input_values is not None and self.fgraph is not None:
             input_infos = [_shape_info(var, v) for var, v in zip(self.fgraph.inputs, input_values)]
@@ -324,7 +288,7 @@ class ProfileStats:
         shapes = [_value_shape(value) for value in output_values]
         if not self.flag_time_thunks:
             seconds = 0.0
-        self._pending[0].append((node, seconds, infos, shapes))
+        self._pending[0].append((node, seconds, 1, infos, shapes))
 
     def end_call(self, seconds):
         """The call completed in ``seconds`` (wall time); its node records now count."""
@@ -333,12 +297,20 @@ class ProfileStats:
         records, input_infos = self._pending
         self._pending = None
         self.last_inputs = getattr(self, "_call_inputs", None)
+        self._commit(records, seconds, input_infos)
+
+    def _commit(self, records, seconds, input_infos):
+        """Count one completed call: ``records`` are ``(node, seconds, runs, infos, shapes)``.
+
+        The inner graphs' profiles gathered during the call are committed
+        with it.
+        """
         self.calls += 1
         self.call_time += seconds
         _keep(self.call_times, seconds)
         in_call = {}
-        for node, node_seconds, infos, shapes in records:
-            self.node_runs[node] = self.node_runs.get(node, 0) + 1
+        for node, node_seconds, runs, infos, shapes in records:
+            self.node_runs[node] = self.node_runs.get(node, 0) + runs
             self.node_time[node] = self.node_time.get(node, 0.0) + node_seconds
             in_call[node] = in_call.get(node, 0.0) + node_seconds
             self.output_shape_infos[node] = infos
@@ -352,12 +324,46 @@ class ProfileStats:
             self._input_infos = input_infos
         self._memory = None
         self._sizes = None
+        for child in self.inner_profiles.values():
+            child._close(commit=True)
 
     def abort_call(self):
-        """The call raised: forget its node records and count it as failed."""
+        """The call raised: forget its node records (and its inner graphs') and count it as failed."""
         if self._pending is not None:
             self._pending = None
             self.failed_calls += 1
+        self._abort_children()
+
+    def _abort_children(self):
+        for child in self.inner_profiles.values():
+            child._close(commit=False)
+
+    # --- inner graphs, by the linker -------------------------------------------------
+    def inner_profile(self, node, unit="step", linker_kind="py"):
+        """The child profile of ``node``'s inner graph, made on first request.
+
+        ``unit`` says what one inner run is (``"step"`` of a loop,
+        ``"call"`` of an ``OpFromGraph``), ``linker_kind`` (``"py"``,
+        ``"numba"``) which linker runs it; see ``profiling_inner``.
+        """
+        child = self.inner_profiles.get(node)
+        if child is None:
+            from lucent.compile.profiling_inner import InnerProfileStats
+
+            child = InnerProfileStats(self, node, unit, linker_kind)
+            self.inner_profiles[node] = child
+        return child
+
+    def inner_graph_thunk(self, node, input_cells, output_cells, linker_kind):
+        """For a linker building a profiled run: a thunk running ``node``'s inner graph node by
+        node under a child profile, or ``None`` when ``node`` has no inner graph to profile.
+
+        The thunk's ``inner_profile`` is the child; the linker moves the
+        compile time the child gathered during a run out of the node's time.
+        """
+        from lucent.compile.profiling_inner import inner_graph_thunk
+
+        return inner_graph_thunk(self, node, input_cells, output_cells, linker_kind)
 
     # --- derived numbers -----------------------------------------------------------
     @property
@@ -403,8 +409,18 @@ class ProfileStats:
         if self._memory is None:
             if self.fgraph is None:
                 raise ValueError("This ProfileStats is not attached to a graph yet; call the function first")
-            self._memory = schedule_memory(self.fgraph, self._nodes(), self.output_sizes)
+            self._memory = schedule_memory(
+                self.fgraph, self._nodes(), self.output_sizes, inner_peaks=self.inner_peaks()
+            )
         return self._memory
+
+    def inner_peaks(self):
+        """``{node: bytes}``: the peak of one run of each profiled inner graph (its last run's sizes)."""
+        peaks = {}
+        for node, child in self.inner_profiles.items():
+            if child.fgraph is not None and child.calls:
+                peaks[node] = child.memory().peak
+        return peaks
 
     def as_rows(self, sort_by="order"):
         """One dict per node of the schedule, sorted by ``"order"``, ``"time"`` or ``"bytes"``.
@@ -417,20 +433,42 @@ class ProfileStats:
         call, robust to a slow call), ``timed_calls`` (the calls that
         median comes from), ``time_percent`` (of the time in nodes),
         ``median_percent`` (of the sum of the medians) and ``note``.
+
+        Nesting: ``path`` (``"6"``; an inner node of node 6: ``"6.2"``),
+        ``parent`` (the path of the enclosing row, ``None`` at the top),
+        ``depth`` (0 at the top) and ``children``: for a node whose inner
+        graph was profiled, its inner nodes' rows (same keys, sorted the
+        same way, times summed over the steps of a call, runs counting the
+        steps, percentages of this profile's totals), else ``[]``. Such a
+        row also has ``steps`` (inner runs in the last call, else ``None``),
+        ``steps_total``, ``inner_unit`` (``"step"`` or ``"call"``) and ``inner_peak`` (bytes one step keeps alive
+        besides the stored outputs, part of ``live_bytes``).
+        ``flatten_rows`` lists the rows with their children depth first.
         """
         if sort_by not in SORT_KEYS:
             raise ValueError(f"sort_by must be one of {', '.join(map(repr, SORT_KEYS))}, got {sort_by!r}")
+        total_median = sum(_median(samples) for samples in self.node_call_times.values())
+        return self._rows(sort_by, self.node_time_total, total_median, None, 0)
+
+    def _rows(self, sort_by, total_time, total_median, parent_path, depth):
+        """``as_rows`` of this graph, with percentages of the outermost profile's totals."""
         memory = self.memory() if self.fgraph is not None else None
-        total_time = self.node_time_total
         medians = {node: _median(samples) for node, samples in self.node_call_times.items()}
-        total_median = sum(medians.values())
         rows = []
         for position, node in enumerate(self._nodes()):
             time_ = self.node_time.get(node, 0.0)
             median = medians.get(node, 0.0)
             kinds = [output_kind(node, j) for j in range(len(node.outputs))]
+            path = str(position) if parent_path is None else f"{parent_path}.{position}"
+            child = self.inner_profiles.get(node)
+            children = []
+            if child is not None and child.fgraph is not None:
+                children = child._rows(sort_by, total_time, total_median, path, depth + 1)
             rows.append({
                 "position": position,
+                "path": path,
+                "parent": parent_path,
+                "depth": depth,
                 "node": node,
                 "op": str(node.op),
                 "output_shapes": list(self.output_shapes.get(node, [None] * len(node.outputs))),
@@ -450,6 +488,11 @@ class ProfileStats:
                 "note": "; ".join(
                     n for n in (self.node_notes.get(node), self.sparse_details.get(node)) if n
                 ) or None,
+                "children": children,
+                "steps": child.steps_last_call if child is not None and child.calls else None,
+                "steps_total": child.steps if child is not None else None,
+                "inner_unit": child.unit if child is not None else None,
+                "inner_peak": memory.inner.get(node, 0) if memory else 0,
             })
         if sort_by == "time":
             rows.sort(key=lambda r: (-r["time"], r["position"]))
@@ -459,158 +502,27 @@ class ProfileStats:
 
     # --- reports ---------------------------------------------------------------------
     def _header_lines(self):
-        memory = self.memory() if self.fgraph is not None else None
-        per_call = self.call_time / self.calls if self.calls else 0.0
-        in_nodes = self.node_time_total
-        share = 100.0 * in_nodes / self.call_time if self.call_time > 0 else 0.0
-        lines = [
-            f"Function profile: {self.message or 'unnamed function'}",
-            f"  How measured: {self.how_measured}",
-            f"  Calls: {self.calls} ({self.failed_calls} failed, not counted)",
-            f"  Total call time: {self.call_time:.6f} s ({per_call:.6f} s per call)",
-            f"  Time in nodes: {in_nodes:.6f} s ({share:.1f}% of the call time; the rest is "
-            "the linker's own work between nodes)",
-        ]
-        if self.compile_time:
-            lines.append(
-                f"  Compile time during calls: {self.compile_time:.6f} s (excluded from the times above)"
-            )
-        if memory is not None:
-            if self.input_bytes is None:
-                inputs = "not recorded by this linker"
-            else:
-                inputs = _bytes_text(self.input_bytes)
-            if memory.peak_node is None:
-                peak = "0 B (the call allocates no new buffer)"
-            else:
-                position = self._nodes().index(memory.peak_node)
-                peak = (
-                    f"{_bytes_text(memory.peak)}, reached at node {position}: "
-                    f"{memory.peak_node}"
-                )
-            lines += [
-                "  Memory (last call):",
-                f"    Created per call: {_bytes_text(memory.total_created)}",
-                f"    Peak: {peak}",
-            ]
-            lines += self._min_peak_lines(memory)
-            lines += [
-                f"    Held by the outputs after the call: {_bytes_text(memory.held_after)}",
-                f"    Graph inputs: {inputs} (not counted in the peak or the created bytes)",
-                "    Model: each intermediate is freed after its last reader ran; view and "
-                "in-place outputs reuse their input's buffer and cost 0 B",
-            ]
-        return lines
-
-    def _min_peak_lines(self, memory):
-        """With ``config.profiling__min_peak_memory``: the best peak over all node orders."""
-        from lucent.configdefaults import config
-
-        if not getattr(config, "profiling__min_peak_memory", False):
-            return []
-        found = min_peak_memory(self.fgraph, self._nodes(), self.output_sizes)
-        if found is None:
-            return ["    Smallest peak over all valid node orders: not computed (too many orders)"]
-        best, _order = found
-        return [
-            f"    Smallest peak over all valid node orders: {_bytes_text(best)} "
-            f"(this schedule: {_bytes_text(memory.peak)})"
-        ]
+        """The totals and memory lines above the tables (``profile_report.header_lines``)."""
+        return profile_report.header_lines(self)
 
     def summary(self, file=None, n_ops_to_print=20, n_apply_to_print=20, sort_by="time", n=None):
-        """Print the report: totals, memory, the ops, then the node table.
+        """Print the report: totals, memory, the ops, then the node table (inner rows indented).
 
         ``file`` defaults to ``sys.stderr`` (as PyTensor's); the op table
         shows ``n_ops_to_print`` ops and the node table ``n`` rows (default
         ``n_apply_to_print``; ``None`` for all), sorted by ``sort_by``
-        (``"time"``, ``"bytes"`` or ``"order"``).
+        (``"time"``, ``"bytes"`` or ``"order"``); the inner rows of a node
+        with a profiled inner graph follow its row, indented.
         """
         if file is None:
             file = sys.stderr
         if n is None:
             n = n_apply_to_print
-        rows = self.as_rows(sort_by)
-        lines = self._header_lines()
-        lines += self._op_lines(rows, n_ops_to_print)
-        lines.append(f"  Nodes (sorted by {sort_by}; * marks the peak-memory node):")
-        table = [COLUMNS]
-        shown = rows if n is None else rows[:n]
-        for row in shown:
-            table.append(_row_cells(row, "*"))
-        rest = rows[len(shown):]
-        if rest:
-            rest_time = sum(r["time"] for r in rest)
-            table.append((
-                "...", f"{len(rest)} more nodes", "", str(sum(r["bytes"] for r in rest)), "",
-                f"{rest_time:.6f}", f"{rest_time / self.calls if self.calls else 0.0:.6f}",
-                f"{sum(r['time_percent'] for r in rest):.1f}", "",
-            ))
-        total_time = self.node_time_total
-        table.append((
-            "", "total", "", str(sum(r["bytes"] for r in rows)), "",
-            f"{total_time:.6f}", f"{total_time / self.calls if self.calls else 0.0:.6f}",
-            "100.0" if total_time > 0 else "0.0", "",
-        ))
-        widths = [max(len(r[c]) for r in table) for c in range(len(COLUMNS))]
-        numeric = {3, 5, 6, 7, 8}
-        for r in table:
-            cells = [r[c].rjust(widths[c]) if c in numeric else r[c].ljust(widths[c]) for c in range(len(r))]
-            lines.append("    " + "  ".join(cells).rstrip())
-        notes = [(row["position"], row["note"]) for row in rows if row["note"]]
-        if notes:
-            lines.append("  Notes:")
-            lines += [f"    node {position}: {note}" for position, note in sorted(notes)]
-        lines += self._rewriter_lines()
-        print("\n".join(lines), file=file)
-
-    def _op_lines(self, rows, limit):
-        """Time per op (all nodes of one op together), largest first."""
-        per_op = {}
-        for row in rows:
-            entry = per_op.setdefault(row["op"], [0.0, 0, 0])
-            entry[0] += row["time"]
-            entry[1] += 1
-            entry[2] += row["runs"]
-        if not per_op:
-            return []
-        total = self.node_time_total
-        ranked = sorted(per_op.items(), key=lambda item: (-item[1][0], item[0]))
-        lines = [f"  Ops (sorted by time; {len(ranked)} in all):"]
-        for op, (time_, nodes, runs) in ranked[: (limit if limit is not None else len(ranked))]:
-            share = 100.0 * time_ / total if total > 0 else 0.0
-            lines.append(f"    {share:5.1f}%  {time_:.6f} s  {nodes} node(s), {runs} run(s)  {op}")
-        if limit is not None and len(ranked) > limit:
-            lines.append(f"    ... {len(ranked) - limit} more ops")
-        return lines
-
-    def _rewriter_lines(self):
-        """The rewrites applied when compiling (with ``config.profile_optimizer``)."""
-        if self.rewriter_profile is None:
-            return []
-        lines = ["  Rewriter Profile (rewrites applied when the function was compiled):"]
-        if not self.rewriter_profile:
-            lines.append("    no rewrite changed the graph")
-        for name, count in sorted(self.rewriter_profile.items(), key=lambda i: (-i[1], i[0])):
-            lines.append(f"    {count:5d}  {name}")
-        return lines
+        print("\n".join(profile_report.summary_lines(self, n_ops_to_print, sort_by, n)), file=file)
 
     def _repr_html_(self):
-        """An HTML table of the nodes in schedule order; the peak-memory row is marked."""
-        esc = html.escape
-        header = "<br>".join(esc(line.strip()) for line in self._header_lines())
-        parts = [
-            '<div class="lucent-profile">',
-            f"<p>{header}</p>",
-            '<table class="lucent-profile-table">',
-            "<thead><tr>" + "".join(f"<th>{esc(c)}</th>" for c in COLUMNS) + "</tr></thead>",
-            "<tbody>",
-        ]
-        for row in self.as_rows("order"):
-            attrs = ' class="peak" style="font-weight: bold; background: #fde2e2" title="peak memory"' if row["is_peak"] else ""
-            cells = _row_cells(row, " (peak)")
-            parts.append(f"<tr{attrs}>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>")
-        parts += ["</tbody>", "</table>", "</div>"]
-        return "\n".join(parts)
+        """An HTML table of the nodes in schedule order (inner rows nested); the peak-memory row is marked."""
+        return profile_report.html_table(self)
 
     def __repr__(self):
         name = f" {self.message!r}" if self.message else ""
@@ -712,4 +624,4 @@ def print_profiles(profiles, sort_by="time", n=None, file=None):
     print(f"{len(profiles)} profiled functions: {calls} calls, {total:.6f} s in total", file=file)
 
 
-__all__ = ["ProfileStats", "make_profile", "print_profiles", "format_bytes", "COLUMNS"]
+__all__ = ["ProfileStats", "make_profile", "print_profiles", "format_bytes", "flatten_rows", "COLUMNS"]

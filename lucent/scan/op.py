@@ -563,12 +563,15 @@ class Scan(Op, HasInnerGraph):
         """The loop in Python: one call of the compiled inner function per step."""
         self.run_reference(node, inputs, output_storage)
 
-    def run_reference(self, node, inputs, output_storage=None, on_step=None):
+    def run_reference(self, node, inputs, output_storage=None, on_step=None, step=None):
         """``perform``'s loop; ``on_step(t, args)`` (if given) sees each step's inner input values first.
 
         Checking tools (DebugMode) use ``on_step`` to rerun one step's inner
         graph node by node and find where two paths part; it may raise to
         stop the loop. ``output_storage`` may be ``None`` (values discarded).
+        ``step`` replaces the compiled inner function ``fn`` (called as it is,
+        one positional argument per inner input): a profiled function passes
+        an inner function that times its nodes (``compile.profiling_inner``).
         """
         if output_storage is None:
             output_storage = [[None] for _ in node.outputs]
@@ -613,7 +616,7 @@ class Scan(Op, HasInnerGraph):
         nit_stores = [int(inputs[lay.o_nit + k]) for k in range(info.n_nit_sot)]
         nit_bufs = [None] * info.n_nit_sot
         non_seqs = list(inputs[lay.o_non_seqs :])
-        fn = self.fn
+        fn = self.fn if step is None else step
         n_done = 0
         for t in range(n_steps):
             # ``[i, ...]``: a row of a vector is a 0-d array, not a NumPy scalar, as the

@@ -25,6 +25,22 @@ A table says which node costs most, not where it sits in the graph:
 graph with the nodes filled by their share of the time or the bytes, and
 links the two selections (click a row, its node is selected in the drawing;
 click a node, its row is highlighted).
+
+Inner graphs: the row of a node whose inner graph was profiled (a
+``Scan`` loop, an ``OpFromGraph``: see ``lucent.compile.profiling_inner``)
+shows how many steps it ran and has a toggle; expanded, its inner nodes
+follow it, indented, with their time and bytes summed over the steps of a
+call and their share of the function's time (a loop in the loop expands
+the same way). Rows start collapsed; the ``expanded`` trait lists the
+expanded rows' paths (``"6"``, ``"6.2"``), synced both ways, and
+``expand()`` / ``collapse()`` change it from Python.
+
+Class names (stable, for scripts and browser tests): ``lucent-pv-row`` on
+every body row, with ``data-path``, ``data-depth`` and, for inner rows,
+``data-parent``; ``lucent-pv-inner`` on an inner row; ``lucent-pv-has-inner``
+on a row with inner rows, ``lucent-pv-expanded`` when they are shown;
+``lucent-pv-toggle`` the button that expands or collapses it;
+``lucent-pv-steps`` its step count; ``lucent-pv-peak`` the peak-memory row.
 """
 
 from __future__ import annotations
@@ -35,7 +51,7 @@ import anywidget
 import traitlets
 
 from lucent.compile.function_module import Function
-from lucent.compile.profiling import FEW_CALLS, ProfileStats
+from lucent.compile.profiling import FEW_CALLS, ProfileStats, flatten_rows
 from lucent.compile.watch import watch_calls
 from lucent.widgets.live import Throttle, stop_following
 
@@ -64,7 +80,7 @@ def _json_shape(shape):
 
 
 def _header(profile, rows):
-    """The numbers above the table, as plain JSON values."""
+    """The numbers above the table, as plain JSON values (``rows``: the top-level rows)."""
     calls = profile.calls
     node_time = float(profile.node_time_total)
     out = {
@@ -80,6 +96,7 @@ def _header(profile, rows):
         "node_time_percent": 100.0 * node_time / profile.call_time if profile.call_time > 0 else 0.0,
         "compile_time": profile.compile_time,
         "nodes": len(rows),
+        "inner_graphs": len(profile.inner_profiles),
         "input_bytes": profile.input_bytes,
         "peak": None, "peak_position": None, "peak_node": None,
         "created": None, "held_after": None,
@@ -115,6 +132,14 @@ def _json_row(row, node_ids=None):
         "timed_calls": int(row["timed_calls"]),
         "median_percent": float(row["median_percent"]),
         "note": row["note"],
+        "path": row["path"],
+        "parent": row["parent"],
+        "depth": int(row["depth"]),
+        "has_children": bool(row["children"]),
+        "steps": None if row["steps"] is None else int(row["steps"]),
+        "steps_total": None if row["steps_total"] is None else int(row["steps_total"]),
+        "inner_unit": row["inner_unit"],
+        "inner_peak": int(row["inner_peak"]),
     }
 
 
@@ -140,7 +165,13 @@ class ProfileView(anywidget.AnyWidget):
     the order shown; ``live``, whether the view follows a function;
     ``selected``, the GraphView id of the selected row's node (rows know
     their ids once ``beside_graph`` linked a drawing); ``compact``, show
-    only the position, op, bytes and time columns (beside a drawing).
+    only the position, op, bytes and time columns (beside a drawing);
+    ``expanded``, the paths of the rows whose inner rows are shown.
+
+    ``rows`` holds the inner rows too, each after its parent (depth first,
+    schedule order), with ``path``, ``parent`` (``None`` at the top),
+    ``depth``, ``has_children``, ``steps`` (inner runs in the last call),
+    ``steps_total``, ``inner_unit`` and ``inner_peak``.
     """
 
     _esm = _JS / "profile_view.js"
@@ -154,6 +185,7 @@ class ProfileView(anywidget.AnyWidget):
     live = traitlets.Bool(False).tag(sync=True)
     selected = traitlets.Unicode("").tag(sync=True)
     compact = traitlets.Bool(False).tag(sync=True)
+    expanded = traitlets.List(traitlets.Unicode()).tag(sync=True)
 
     def __init__(self, profile_or_function, *, sort_by="time", min_interval=0.1, **kwargs):
         function = None
@@ -210,7 +242,20 @@ class ProfileView(anywidget.AnyWidget):
         with self.hold_sync():  # one message, one redraw
             self.title = f"Profile of {profile.message}" if profile.message else "Profile"
             self.summary = _header(profile, rows)
-            self.rows = [_json_row(r, self._node_ids) for r in rows]
+            self.rows = [_json_row(r, self._node_ids) for r in flatten_rows(rows)]
+
+    def expand(self, path=None):
+        """Show the inner rows of the row at ``path`` (``"6"``), or of every row that has some."""
+        paths = [r["path"] for r in self.rows if r["has_children"]]
+        if path is not None:
+            if str(path) not in paths:
+                raise ValueError(f"No row with inner rows at path {path!r}; rows with inner rows: {paths}")
+            paths = [str(path)]
+        self.expanded = list(dict.fromkeys([*self.expanded, *paths]))
+
+    def collapse(self, path=None):
+        """Hide the inner rows of the row at ``path``, or of every row."""
+        self.expanded = [] if path is None else [p for p in self.expanded if p != str(path)]
 
     def beside_graph(self, color_by="time", **graph_options):
         """This view next to a ``GraphView`` of the profiled graph, nodes filled by ``color_by``.
@@ -261,11 +306,30 @@ class ProfileView(anywidget.AnyWidget):
         )
 
     def sorted_rows(self):
-        """``rows`` in the order the table shows them (``sort_by``, ``sort_reversed``)."""
+        """The rows the table shows, in its order (``sort_by``, ``sort_reversed``).
+
+        The top-level rows are sorted; the inner rows of an expanded row
+        follow it, sorted the same way among themselves.
+        """
         key, largest_first = SORT_KEYS[self.sort_by]
-        ordered = sorted(self.rows, key=lambda r: r["position"])
-        ordered.sort(key=lambda r: r[key], reverse=largest_first)  # stable: ties keep schedule order
-        return ordered[::-1] if self.sort_reversed else ordered
+        by_parent = {}
+        for row in self.rows:
+            by_parent.setdefault(row.get("parent"), []).append(row)
+        expanded = set(self.expanded)
+
+        def ordered(parent):
+            rows = sorted(by_parent.get(parent, ()), key=lambda r: r["position"])
+            rows.sort(key=lambda r: r[key], reverse=largest_first)  # stable: ties keep schedule order
+            if self.sort_reversed:
+                rows.reverse()
+            out = []
+            for row in rows:
+                out.append(row)
+                if row.get("has_children") and row["path"] in expanded:
+                    out += ordered(row["path"])
+            return out
+
+        return ordered(None)
 
     def close(self):
         """Stop following the function and close the widget."""

@@ -232,3 +232,84 @@ def test_beside_its_graph_coloured_by_time_with_linked_selection():
         view.beside_graph("memory")
     view.close()
     assert view._links == []
+
+
+def _profiled_loop(mode, n_steps=6, calls=2):
+    from lucent.scan import scan
+
+    xs, h0 = lt.dmatrix("xs"), lt.dvector("h0")
+    hs = scan(lambda x, h: lt.tanh(h * 0.5 + x), sequences=[xs], outputs_info=[h0], return_updates=False)
+    f = lucent.function([xs, h0], hs.sum(), profile=True, name="loop", mode=mode)
+    for _ in range(calls):
+        f(np.ones((n_steps, 4)), np.zeros(4))
+    return f
+
+
+@pytest.mark.parametrize("lucent_mode", ["FAST_COMPILE", "FAST_RUN"], indirect=True)
+def test_a_loop_row_nests_its_inner_rows(lucent_mode):
+    f = _profiled_loop(lucent_mode)
+    view = ProfileView(f, sort_by="order")
+    rows = json.loads(json.dumps(view.rows))  # what the browser gets
+    top = [r for r in rows if r["parent"] is None]
+    assert len(top) == len(f.profile.as_rows()) == view.summary["nodes"]
+    assert view.summary["inner_graphs"] == 1
+    (loop,) = [r for r in top if r["has_children"]]
+    inner = [r for r in rows if r["parent"] == loop["path"]]
+    child = next(iter(f.profile.inner_profiles.values()))
+    assert len(inner) == len(child.order) > 0
+    assert loop["steps"] == 6 and loop["steps_total"] == 12 and loop["inner_unit"] == "step"
+    for r in inner:
+        assert r["depth"] == 1 and r["runs"] == 12 and r["path"].startswith(loop["path"] + ".")
+        assert not r["has_children"] and r["node_id"] == ""
+    # rows come depth first: the loop's inner rows right after it
+    at = rows.index(loop)
+    assert rows[at + 1 : at + 1 + len(inner)] == inner
+    assert sum(r["time"] for r in inner) <= loop["time"]
+
+    # collapsed at first: the table shows the top-level rows only
+    assert view.expanded == []
+    assert [r["path"] for r in view.sorted_rows()] == [r["path"] for r in top]
+    view.expand()
+    assert view.expanded == [loop["path"]]
+    shown = view.sorted_rows()
+    at = shown.index(loop)
+    assert [r["path"] for r in shown[at + 1 : at + 1 + len(inner)]] == [r["path"] for r in inner]
+    # sorting orders the inner rows among themselves, under their loop
+    view.sort_by = "time"
+    shown = view.sorted_rows()
+    at = [r["path"] for r in shown].index(loop["path"])
+    under = shown[at + 1 : at + 1 + len(inner)]
+    assert all(r["parent"] == loop["path"] for r in under)
+    assert [r["time_median"] for r in under] == sorted((r["time_median"] for r in inner), reverse=True)
+    view.collapse(loop["path"])
+    assert view.expanded == [] and len(view.sorted_rows()) == len(top)
+    with pytest.raises(ValueError, match="No row with inner rows at path '0'"):
+        view.expand("0" if loop["path"] != "0" else "1")
+    view.close()
+
+
+def test_expanded_rows_survive_a_refresh_and_are_set_from_the_constructor():
+    f = _profiled_loop("FAST_COMPILE", calls=1)
+    loop_path = [r["path"] for r in f.profile.as_rows() if r["children"]][0]
+    view = ProfileView(f, expanded=[loop_path])
+    n_shown = len(view.sorted_rows())
+    f(np.ones((3, 4)), np.zeros(4))
+    view.refresh()
+    assert view.expanded == [loop_path] and len(view.sorted_rows()) == n_shown
+    assert [r["steps"] for r in view.rows if r["has_children"]] == [3]
+    view.close()
+
+
+def test_the_script_names_the_nesting_classes():
+    """Scripts and browser tests find rows by these names (documented in profile_view.py)."""
+    from lucent.widgets import profile_view
+
+    script = (profile_view._JS / "profile_view.js").read_text()
+    style = (profile_view._JS / "profile_view.css").read_text()
+    for name in ("lucent-pv-row", "lucent-pv-inner", "lucent-pv-has-inner", "lucent-pv-expanded",
+                 "lucent-pv-toggle", "lucent-pv-steps"):
+        assert f'"{name}"' in script or f'"{name}' in script, name
+        assert name in profile_view.__doc__
+    for name in ("lucent-pv-inner", "lucent-pv-toggle", "lucent-pv-steps"):
+        assert f".{name}" in style
+    assert '"change:expanded"' in script

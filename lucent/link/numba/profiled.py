@@ -14,6 +14,14 @@ both other builds.
 Kernels are compiled for the values' types just before their first timed
 run, and that time goes to ``ProfileStats.compile_time``. A node whose op
 has no Numba kernel runs its ``perform`` and the report says so.
+
+A node with an inner graph (a ``Scan`` loop, an ``OpFromGraph``) is not
+run on its own kernel (the native loop, whose steps no timer sees): the
+profile gives it a thunk running the inner graph through an inner
+function built the same way as this one, under a child profile
+(``ProfileStats.inner_graph_thunk``), so its inner nodes are timed on
+their own kernels. The loop's kernel is then never compiled for the
+profile, and each inner kernel is compiled once per process.
 """
 
 from __future__ import annotations
@@ -56,7 +64,13 @@ def make_profiled_thunk(linker, input_storage=None, output_storage=None, storage
     profile = linker.profile
     performed = {}
 
+    inner_thunk = getattr(profile, "inner_graph_thunk", None)
+
     def node_thunk(node, input_cells, output_cells):
+        if inner_thunk is not None:
+            thunk = inner_thunk(node, input_cells, output_cells, "numba")
+            if thunk is not None:
+                return thunk
         kernel = NodeKernel(node)
         if not kernel.available:
             performed[node] = kernel.reason

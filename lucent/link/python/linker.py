@@ -88,6 +88,11 @@ class PythonLinker(Linker):
 
         # compute_map: which variables hold this call's value (ops' own thunks read it)
         compute_map = {var: [var.owner is None] for var in storage_map}
+        # A profiled run asks its profile to run the nodes with an inner graph (a loop, an
+        # OpFromGraph) node by node under a child profile; a ``node_thunk`` caller asks it itself.
+        inner_thunk = None
+        if self.profile is not None and node_thunk is None:
+            inner_thunk = getattr(self.profile, "inner_graph_thunk", None)
         thunks = []
         own_thunks = False
         thunk_of = {}  # a node the plan places in several exclusive branches has one thunk
@@ -102,6 +107,8 @@ class PythonLinker(Linker):
             own_thunks = own_thunks or thunk is not None
             # A branching node only selects among values the plan computed
             # (the untaken ones are absent): its perform does that.
+            if thunk is None and inner_thunk is not None:
+                thunk = inner_thunk(node, in_cells, out_cells, "py")
             if thunk is None and node_thunk is not None and branches_of(node) is None:
                 thunk = node_thunk(node, in_cells, out_cells)
             thunk_of[node] = thunk if thunk is not None else _make_node_thunk(node, in_cells, out_cells)
@@ -283,7 +290,10 @@ def _profiled_run(
     profiling test in it at all. A node of an untaken branch (``guards``)
     does not run and is not recorded. Outputs are recorded before the
     garbage-collection step frees the cells, and ``thunks`` is read at call
-    time.
+    time. A thunk running an inner graph under a child profile
+    (``thunk.inner_profile``) may compile inner kernels while it runs: the
+    child counts that as its compile time, and it is taken out of the
+    node's time and the call time here too.
     """
     from time import perf_counter
 
@@ -291,6 +301,7 @@ def _profiled_run(
     profile.how_measured = HOW_MEASURED  # a linker building on this one states its own after
     output_cells = [[storage_map[v] for v in node.outputs] for node in order]
     warm_ups = [getattr(thunk, "warm_up", None) for thunk in thunks]
+    inner = [getattr(thunk, "inner_profile", None) for thunk in thunks]
     if guards is None:
         guards = [None] * len(thunks)
 
@@ -315,9 +326,17 @@ def _profiled_run(
                     preparing += seconds
                     if compiled:
                         compiling += seconds
+                child = inner[i]
+                if child is not None:
+                    compiled_before = child.compile_time
                 t0 = perf_counter()
                 thunk()
                 seconds = perf_counter() - t0
+                if child is not None:
+                    compiled = child.compile_time - compiled_before
+                    seconds -= compiled
+                    preparing += compiled
+                    compiling += compiled
                 profile.record_node(order[i], seconds, [cell[0] for cell in output_cells[i]])
                 for cell in to_free[i]:
                     cell[0] = None

@@ -1,7 +1,9 @@
 // ProfileView: header numbers, then one row per node with bars for time and
 // memory. Clicking a column header sorts (the `sort_by` / `sort_reversed`
 // traits, synced back to Python); the order rule matches
-// ProfileView.sorted_rows() in profile_view.py.
+// ProfileView.sorted_rows() in profile_view.py. A row with inner rows (a
+// loop's body) has a toggle: its path joins or leaves the `expanded` trait,
+// and its inner rows follow it, indented and sorted among themselves.
 
 const SORT_KEYS = {
   order: ["position", false],
@@ -81,6 +83,26 @@ function barCell(text, value, max, cls) {
   box.append(el("span", "lucent-pv-bar-label", text), track);
   td.appendChild(box);
   return td;
+}
+
+// The rows shown: the top-level rows sorted, each expanded row followed by its
+// own rows, sorted the same way (as ProfileView.sorted_rows()).
+function visibleRows(rows, sortBy, reversed, expanded) {
+  const byParent = new Map();
+  for (const r of rows) {
+    const parent = r.parent ?? null;
+    if (!byParent.has(parent)) byParent.set(parent, []);
+    byParent.get(parent).push(r);
+  }
+  const walk = (parent) => {
+    const out = [];
+    for (const r of sortRows(byParent.get(parent) || [], sortBy, reversed)) {
+      out.push(r);
+      if (r.has_children && expanded.has(r.path)) out.push(...walk(r.path));
+    }
+    return out;
+  };
+  return walk(null);
 }
 
 function stat(label, value, title) {
@@ -183,8 +205,18 @@ function render({ model, el: root }) {
     const maxTime = Math.max(0, ...rows.map((r) => r.time_median));
     const maxBytes = Math.max(0, ...rows.map((r) => r.bytes));
     const maxLive = Math.max(0, ...rows.map((r) => r.live_bytes));
-    for (const r of sortRows(rows, sortBy, reversed)) {
-      const tr = el("tr");
+    const expanded = new Set(model.get("expanded") || []);
+    for (const r of visibleRows(rows, sortBy, reversed, expanded)) {
+      const depth = r.depth || 0;
+      const tr = el("tr", "lucent-pv-row");
+      tr.dataset.path = r.path ?? String(r.position);
+      tr.dataset.depth = String(depth);
+      if (depth) {
+        // An inner node: its time is summed over the steps of a call.
+        tr.classList.add("lucent-pv-inner");
+        tr.dataset.parent = r.parent;
+        tr.style.setProperty("--lucent-pv-depth", String(depth));
+      }
       if (r.node_id) {
         // Linked to a GraphView (ProfileView.beside_graph): a click selects the node there.
         tr.classList.add("lucent-pv-selectable");
@@ -194,13 +226,41 @@ function render({ model, el: root }) {
           model.save_changes();
         });
       }
-      if (r.is_peak) {
+      // An inner row's is_peak is its step's peak; only the function's peak row is marked.
+      const isPeak = r.is_peak && !depth;
+      if (isPeak) {
         tr.classList.add("lucent-pv-peak");
         tr.title = "peak memory is reached at this node";
       }
-      const pos = el("td", "lucent-pv-num", String(r.position));
-      if (r.is_peak) pos.appendChild(el("span", "lucent-pv-peak-tag", "peak"));
-      const op = el("td", "lucent-pv-op", r.op);
+      const pos = el("td", "lucent-pv-num", depth ? r.path : String(r.position));
+      if (isPeak) pos.appendChild(el("span", "lucent-pv-peak-tag", "peak"));
+      const op = el("td", "lucent-pv-op");
+      if (r.has_children) {
+        const open = expanded.has(r.path);
+        tr.classList.add("lucent-pv-has-inner");
+        tr.classList.toggle("lucent-pv-expanded", open);
+        const toggle = el("button", "lucent-pv-toggle", open ? "▾" : "▸");
+        toggle.type = "button";
+        toggle.title = open ? "hide the inner nodes" : "show the inner nodes (times summed over the steps)";
+        toggle.setAttribute("aria-expanded", String(open));
+        toggle.addEventListener("click", (event) => {
+          event.stopPropagation(); // not a row selection
+          const now = new Set(model.get("expanded") || []);
+          if (now.has(r.path)) now.delete(r.path);
+          else now.add(r.path);
+          model.set("expanded", [...now]);
+          model.save_changes();
+        });
+        op.appendChild(toggle);
+      }
+      op.appendChild(el("span", "lucent-pv-op-name", r.op));
+      if (r.steps !== null && r.steps !== undefined) {
+        const noun = r.inner_unit === "call" ? "run" : "step";
+        const steps = el("span", "lucent-pv-steps", `${r.steps} ${noun}${r.steps === 1 ? "" : "s"}`);
+        steps.title = `${r.steps} ${noun}s of the inner graph in the last call, ${r.steps_total} in all` +
+          (r.inner_peak ? `; one ${noun} keeps ${formatBytes(r.inner_peak)} alive while the loop runs (in the live bytes)` : "");
+        op.appendChild(steps);
+      }
       op.title = r.node + (r.note ? `\n${r.note}` : "");
       if (r.note) op.appendChild(el("span", "lucent-pv-note", " *"));
       const kinds = [...new Set(r.output_kinds)];
@@ -230,7 +290,7 @@ function render({ model, el: root }) {
 
   update();
   const events = ["change:rows", "change:summary", "change:sort_by", "change:sort_reversed", "change:title", "change:live",
-    "change:selected", "change:compact"];
+    "change:selected", "change:compact", "change:expanded"];
   for (const e of events) model.on(e, update);
   return () => {
     for (const e of events) model.off(e, update);
