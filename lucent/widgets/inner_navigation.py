@@ -58,8 +58,13 @@ class OpensInnerGraphs:
             copies = level.copies
 
     def _on_inner_path(self, change):
+        # A pinned step lasts while its level is open: a level closed (a breadcrumb) and
+        # opened again (a click on the box) shows the last step, as the box promises.
+        new = list(change["new"])
+        for key in [k for k in self._pinned if list(k) != new[: len(k)]]:
+            del self._pinned[key]
         try:
-            levels = self._levels_for(list(change["new"]))
+            levels = self._levels_for(new)
         except ValueError:  # a stale path from the browser: stay where we were
             self.set_trait("inner_path", list(change["old"]))
             return

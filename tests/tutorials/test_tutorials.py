@@ -19,10 +19,10 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 NAMES = [p.stem for p in sorted(TUTORIALS.glob("*.ipynb"))]
 
 
-def test_there_are_four_tutorials_with_prose():
+def test_there_are_five_tutorials_with_prose():
     import nbformat
 
-    assert len(NAMES) >= 4
+    assert len(NAMES) >= 5
     for name in NAMES:
         nb = nbformat.read(TUTORIALS / f"{name}.ipynb", as_version=4)
         prose = sum(len(c.source) for c in nb.cells if c.cell_type == "markdown")
@@ -153,3 +153,45 @@ def test_graph_magic_training_tutorial(executed):
     assert rows["W"]["norm"] == pytest.approx(np.linalg.norm(printed_w), abs=0.02)
     assert panel["updates"] >= 400  # 200 steps x 2 variables, seen without re-running the cell
     assert len(rows["W"]["history"]) > 50
+
+
+# --- 5. a NaN inside a loop -------------------------------------------------------------
+def test_recurrent_tutorial_finds_the_step_and_the_inner_node(executed):
+    nb = executed("05_debugging_a_recurrent_model")
+    symptom = text(nb, "symptom")
+    losses = _numbers(symptom.split("losses:")[1].split("\n")[0].replace("nan", ""))
+    assert len(losses) >= 3 and losses == sorted(losses, reverse=True), losses  # down, then nan
+    assert re.search(r"the loss is nan at training step (\d+); W finite: True", symptom)
+
+    guarded = text(nb, "nanguard")
+    where = re.search(r'where: scan "rnn", step (\d+): (.*)', guarded)
+    assert where, guarded
+    step = int(where.group(1))
+    assert 0 < step < 60 and "log" in where.group(2).lower() and "In [" in where.group(2)
+    assert "unchanged: True" in guarded
+
+    report = text(nb, "report-text")
+    assert report.startswith(f'scan "rnn", step {step}: ')
+    assert f"loop: rnn | step: {step} | inner node: " in report
+
+    states = _models_of(nb, "report-view")
+    loop_views = [s for s in states if s.get("inner_path")]
+    assert loop_views, "DebugReportView shows no opened loop"
+    assert any(f"step t = {step}" in s.get("inner_note", "") for s in loop_views)
+    assert any(s.get("selected", "").startswith(s["inner_path"][-1] + "/") for s in loop_views)
+
+    (view,) = [s for s in _models_of(nb, "graph-view") if "svg" in s]
+    assert view["inner_path"] and view["crumbs"][-1] == 'scan "rnn"'
+    assert "Tanh" in view["svg"] or "tanh" in view["svg"]
+    assert f"step t = {step} (pinned" in text(nb, "inner-values")
+    rate = float(re.search(r"rate at that step: (-?[\d.e-]+)", text(nb, "inner-values")).group(1))
+    assert rate < 0
+
+    profile = text(nb, "profile")
+    assert "rnn" in profile and "steps" in profile
+    assert data(nb, "profile-view", WIDGET_VIEW)
+
+    fixed = text(nb, "fixed")
+    first, last = _numbers(fixed.split("loss:")[1].split("\n")[0])[:2]
+    assert last < first and "all finite: True" in fixed
+    assert float(re.search(r"min (-?[\d.]+)", fixed).group(1)) > 0

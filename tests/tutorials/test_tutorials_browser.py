@@ -1,8 +1,9 @@
 """The tutorials in JupyterLab, in headless Chromium: run every cell and look at the page.
 
 For each tutorial: no cell errors, no widget fails to render, the graph
-drawings are there with the expected node labels, and (tutorial 4) the
-SharedView panel changes after a training step run from the kernel. A
+drawings are there with the expected node labels, (tutorial 4) the
+SharedView panel changes after a training step run from the kernel, and
+(tutorial 5) a loop opens and closes with clicks. A
 notebook saved with its widget state (by nbclient) shows its last graph when
 reopened without running anything. Screenshots go to ``screenshots/``.
 
@@ -140,6 +141,57 @@ def test_training_with_graph_magic_updates_the_shared_view(lab):
         assert reconnected != after, "the SharedView stopped updating after the kernel reconnected"
         page.click(f"{GRAPH_SVG} g.node[data-id^='v']")
         assert page.output_texts(".lucent-gv-details") != [], "node details no longer open after reconnect"
+        assert not page.problems(), page.problems()
+    finally:
+        lab[1].close_page(page)
+
+
+def test_recurrent_model_opens_the_loop(lab):
+    """Tutorial 5: the DebugMode report opens the loop at the step and inner node it names; the
+    GraphView's loop opens and closes with clicks; the profile's loop row expands."""
+    page = _run(lab, "05_debugging_a_recurrent_model")
+    try:
+        _check(page, "05_debugging_a_recurrent_model",
+               selectors=[GRAPH_SVG, ".lucent-pv", ".lucent-dr-loop svg.lucent-gv-svg"],
+               texts=["NanGuardError", 'where: scan "rnn", step'])
+        lab_page = page.page
+        # the report's second graph: the loop opened, the inner node of the problem selected and red
+        loop = lab_page.locator(".lucent-dr-loop").first
+        assert loop.locator(".lucent-gv-crumb-current").text_content() == 'scan "rnn"'
+        assert "pinned" in loop.locator(".lucent-gv-inner-note").text_content()
+        chosen = loop.locator("svg.lucent-gv-svg g.node.lucent-gv-sel")
+        assert chosen.count() == 1 and "/" in chosen.get_attribute("data-id")
+        assert "log" in chosen.text_content().lower()
+        assert "lucent-gv-bad" in (chosen.get_attribute("class") or "")
+
+        # the tutorial's GraphView: opened at the pinned step; back out, then open by clicking
+        cell = lab_page.locator(".jp-CodeCell", has=lab_page.locator(".jp-InputArea", has_text="view = GraphView(train)"))
+        view = cell.locator(".lucent-gv").first
+        assert view.locator(".lucent-gv-crumb").count() == 2
+        view.locator(".lucent-gv-crumb").first.click()
+        page.wait_idle("closing the loop")
+        lab_page.wait_for_timeout(500)
+        boxes = view.locator("svg.lucent-gv-svg g.node.lucent-opens")
+        assert boxes.count() >= 1  # the gradient loop too, unless the backward part is folded
+        forward = [k for k in range(boxes.count()) if "grad" not in boxes.nth(k).text_content()]
+        assert len(forward) == 1, [boxes.nth(k).text_content() for k in range(boxes.count())]
+        boxes.nth(forward[0]).locator("text", has_text="⊞").first.click()
+        page.wait_idle("opening the loop")
+        lab_page.wait_for_timeout(800)
+        assert view.locator(".lucent-gv-crumb-current").text_content() == 'scan "rnn"'
+        assert "t = 59" in view.locator(".lucent-gv-inner-note").text_content()
+        inner = view.locator("svg.lucent-gv-svg g.node")
+        assert all("/" in inner.nth(k).get_attribute("data-id") for k in range(inner.count()))
+        page.screenshot(SCREENSHOTS / "05_debugging_a_recurrent_model-loop-open.png")
+
+        # the profile: the loop rows expand to their inner nodes
+        profile = lab_page.locator(".lucent-pv").first
+        assert profile.locator("tr.lucent-pv-inner").count() == 0
+        profile.locator("tr.lucent-pv-has-inner .lucent-pv-toggle").first.click()
+        page.wait_idle("expanding the loop's row")
+        lab_page.wait_for_timeout(300)
+        assert profile.locator("tr.lucent-pv-inner").count() > 3
+        assert "steps" in profile.locator(".lucent-pv-steps").first.text_content()
         assert not page.problems(), page.problems()
     finally:
         lab[1].close_page(page)

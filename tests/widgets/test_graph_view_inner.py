@@ -117,6 +117,12 @@ def test_a_pinned_step_shows_that_step():
     assert view.inner_step == (1, 5)
     labels = {n["label"]: i for i, n in view.nodes.items() if n["kind"] == "input"}
     assert _mean(view, labels["X[t]"]) == pytest.approx(Xv[1].mean())
+    # closed from the breadcrumb and opened again by a click (the browser sets inner_path):
+    # the pin is gone with the level, the box opens at the last step as it says
+    view.inner_path = []
+    view.inner_path = [sid]
+    assert view.inner_step == (4, 5)
+    assert _mean(view, labels["X[t]"]) == pytest.approx(Xv[4].mean())
 
 
 def test_a_nested_scan_opens_twice():
