@@ -30,6 +30,7 @@ from lucent.graph.dot import PROBLEM_COLOR  # noqa: E402
 from lucent.graph.op import Op  # noqa: E402
 from lucent.link.numba.dispatch import numba_funcify, numba_njit  # noqa: E402
 from lucent.widgets import DebugReportView  # noqa: E402
+from tests.scan.test_debugmode import DoubleWrongAboveTen  # noqa: E402  (its Numba kernel is wrong above 10)
 
 
 class OffByOneKernel(Op):
@@ -198,38 +199,9 @@ def test_bad_arguments():
         DebugReportView(DebugReport())
 
 
-class DoubleWrongAboveTenInLoop(Op):
-    """``2 * x``; its Numba kernel adds 1 when ``x > 10`` (a deliberate bug, for a loop's body)."""
-
-    __props__ = ()
-
-    def make_node(self, x):
-        x = lt.as_tensor_variable(x)
-        return Apply(self, [x], [x.type()])
-
-    def perform(self, node, inputs, out):
-        out[0][0] = np.asarray(inputs[0] * 2)
-
-    def infer_shape(self, fgraph, node, shapes):
-        return shapes
-
-
-@numba_njit
-def _double_wrong_above_ten(x):
-    out = x * 2
-    if x > 10:
-        out = out + 1.0
-    return out
-
-
-@numba_funcify.register(DoubleWrongAboveTenInLoop)
-def _(op, node=None, **kwargs):
-    return _double_wrong_above_ten
-
-
 def _doubler(mode):
     x0 = lt.dscalar("x0")
-    ys = lucent.scan(lambda h: DoubleWrongAboveTenInLoop()(h) + 0.0, outputs_info=[x0], n_steps=6,
+    ys = lucent.scan(lambda h: DoubleWrongAboveTen()(h) + 0.0, outputs_info=[x0], n_steps=6,
                      name="doubler", return_updates=False)
     return lucent.function([x0], ys, mode=mode, name="doubler")
 
@@ -258,7 +230,7 @@ def test_a_problem_inside_a_scan_opens_the_loop_at_its_step(on_error):
     assert loop.inner_path == [scan_id] and loop.selected == problem["inner_id"]
     assert loop.inner_step == (4, 6) and "t = 4" in loop.inner_note
     inner = loop.nodes[problem["inner_id"]]
-    assert inner["op_class"] == "DoubleWrongAboveTenInLoop"
+    assert inner["op_class"] == "DoubleWrongAboveTen"
     assert inner["problems"][0]["step"] == 4 and PROBLEM_COLOR in loop.svg
     # the values of step 4: the body doubles 16
     assert inner["outputs"][0]["summary"]["mean"] == pytest.approx(32.0)

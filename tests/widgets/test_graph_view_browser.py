@@ -15,6 +15,7 @@ graph): marked ``slow`` as well as ``browser``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -134,8 +135,14 @@ def _lab_or_skip():
         (pytest.fail if required else pytest.skip)("browser tests need " + ", ".join(missing))
 
 
-@pytest.fixture(scope="module")
-def page():
+@contextlib.contextmanager
+def notebook_page(cells, name, settle_ms, settling):
+    """A JupyterLab page (headless Chromium) of a new notebook of ``cells``, all run.
+
+    ``settle_ms`` gives the views time to send their width and be redrawn
+    (``settling`` names that wait in a timeout message). Skips (or fails,
+    when required) without a browser.
+    """
     _lab_or_skip()
     import nbformat
 
@@ -143,17 +150,17 @@ def page():
 
     root = Path(tempfile.mkdtemp(prefix="lucent-graphview-"))
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, root / "graphs_at_any_size.ipynb")
+    nbformat.write(nb, root / name)
     server = LabServer(root, env={"LUCENT_FLAGS": f"base_compiledir={TEST_COMPILEDIR}"}).start()
     browser = Browser(timeout=300).start()
     lab_page = None
     try:
-        lab_page = browser.open(server, "graphs_at_any_size.ipynb")
+        lab_page = browser.open(server, name)
         lab_page.run_all()
-        lab_page.page.wait_for_timeout(3000)  # the views send their width; Python folds the drawings
-        lab_page.wait_idle("fitting the drawings")
+        lab_page.page.wait_for_timeout(settle_ms)
+        lab_page.wait_idle(settling)
         yield lab_page
     finally:
         if lab_page is not None:
@@ -161,6 +168,13 @@ def page():
         browser.stop()
         server.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def page():
+    # the views send their width; Python folds the drawings
+    with notebook_page(CELLS, "graphs_at_any_size.ipynb", 3000, "fitting the drawings") as lab_page:
+        yield lab_page
 
 
 def _views(page):

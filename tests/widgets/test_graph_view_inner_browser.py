@@ -11,14 +11,11 @@ the breadcrumb's first crumb goes back. Screenshots go to ``/tmp/nb_shots/``
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import TEST_COMPILEDIR
-from tests.widgets.test_graph_view_browser import _lab_or_skip
+from tests.widgets.test_graph_view_browser import notebook_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -43,31 +40,8 @@ rnn(rng.normal(size=(3, 3)) * 0.5, rng.normal(size=(5, 3)), rng.normal(size=3))'
 
 @pytest.fixture(scope="module")
 def page():
-    _lab_or_skip()
-    import nbformat
-
-    from tests.tutorials.jupyterlab_driver import Browser, LabServer
-
-    root = Path(tempfile.mkdtemp(prefix="lucent-graphview-inner-"))
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, root / "open_a_loop.ipynb")
-    server = LabServer(root, env={"LUCENT_FLAGS": f"base_compiledir={TEST_COMPILEDIR}"}).start()
-    browser = Browser(timeout=300).start()
-    lab_page = None
-    try:
-        lab_page = browser.open(server, "open_a_loop.ipynb")
-        lab_page.run_all()
-        lab_page.page.wait_for_timeout(1500)
-        lab_page.wait_idle("drawing")
+    with notebook_page(CELLS, "open_a_loop.ipynb", 1500, "drawing") as lab_page:
         yield lab_page
-    finally:
-        if lab_page is not None:
-            browser.close_page(lab_page)
-        browser.stop()
-        server.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def test_clicking_the_scan_box_opens_its_body(page):
