@@ -102,26 +102,43 @@ def _follows(node):
 def locate_in_inner_graph(node, values, max_steps=100_000):
     """The ``InnerLocation`` of the first inner node whose two paths part, or ``None``.
 
-    ``values`` are the outer node's input values (not modified).
+    ``values`` are the outer node's input values (not modified). The body
+    runs as DebugMode runs a graph: only the taken branch of an ``ifelse``
+    (a branch the step did not take may raise), the branching node itself
+    on the reference path only (compiled code branches natively).
     """
     if not _follows(node):
         return None
     from lucent.debugmode.node_check import NodeCheck
+    from lucent.link.python.branches import BranchPlan, branches_of, guard_checks, guard_holds, has_branches
 
     fgraph = node.op.fgraph
     order = fgraph.toposort()
+    plan = BranchPlan(fgraph, order) if has_branches(order) else None
+    if plan is not None:
+        order = plan.order
+    cells = {}  # var -> [value]: what the branch guards read
+    guards = guard_checks(plan, _Cells(cells)) if plan is not None else [None] * len(order)
     checks = {}
     found = []
 
     def on_step(t, args):
         if t >= max_steps:
             raise _Found()
-        env = dict(zip(fgraph.inputs, step_values(fgraph, args)))
-        for inner in order:
-            ins = [env[i] if i in env else i.data for i in inner.inputs]
+        cells.clear()
+        for var, value in zip(fgraph.inputs, step_values(fgraph, args)):
+            cells[var] = [value]
+        for inner, guard in zip(order, guards):
+            if guard is not None and not guard_holds(guard):
+                continue
+            # a value of an untaken branch is None, as in the outer linker's cells
+            ins = [cells[i][0] if i in cells else getattr(i, "data", None) for i in inner.inputs]
             check = checks.get(inner)
             if check is None:
                 check = checks[inner] = NodeCheck(inner, fgraph=fgraph)
+                if branches_of(inner) is not None:
+                    check.kernel = None
+                    check.reference_only_reason = "it selects a branch"
             ref, problems, _ = check.run(ins)
             if problems:
                 first = problems[0]
@@ -130,10 +147,37 @@ def locate_in_inner_graph(node, values, max_steps=100_000):
                     getattr(first, "inner_site", None),
                 ))
                 raise _Found()
-            env.update(zip(inner.outputs, ref))
+            for var, value in zip(inner.outputs, ref):
+                cells[var] = [value]
 
     _rerun(node, values, on_step)
     return found[0] if found else None
+
+
+class _Cells(dict):
+    """The storage map ``guard_checks`` reads, whose cells are filled step by step.
+
+    ``guard_checks`` keeps the cell of each branch's condition; the walk
+    replaces the values of ``cells`` every step, so the map hands out a
+    cell that always reads the current value.
+    """
+
+    def __init__(self, cells):
+        super().__init__()
+        self._cells = cells
+
+    def __missing__(self, var):
+        return _LiveCell(self._cells, var)
+
+
+class _LiveCell:
+    """``cell[0]``: the current value of ``var`` in the walk's cells."""
+
+    def __init__(self, cells, var):
+        self._cells, self._var = cells, var
+
+    def __getitem__(self, k):
+        return self._cells[self._var][k]
 
 
 def locate_nonfinite_in_loop(node, values, is_bad):

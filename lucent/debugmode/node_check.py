@@ -184,7 +184,33 @@ class NodeCheck:
             problems.extend(self._check_preallocated(values, ref, self.previous_outputs))
             if "initial" in self.preallocated:
                 self.previous_outputs = ref
+        if not problems and hasattr(node.op, "run_reference"):
+            problems.extend(self._check_inner_steps(values))
         return ref, problems, seconds
+
+    def _check_inner_steps(self, values):
+        """A loop's body checked node by node at every step, on both paths.
+
+        The loop's outputs can agree although a step's inner node is wrong
+        (a later step overwrites the value, or the wrong output is not
+        stored): so a loop whose outer checks passed is rerun on the
+        reference path and each step's inner nodes get every check a node
+        of the outer graph gets (``locate_in_inner_graph``). The first inner
+        problem is reported on the loop's node, named by step and inner node.
+        """
+        from lucent.debugmode.inner import locate_in_inner_graph
+
+        located = locate_in_inner_graph(self.node, values)
+        if located is None:
+            return []
+        inner = located.problem
+        problem = type(inner)(
+            f"{located}: {inner.summary}",
+            node_context(self.node, values, self.origins) + [("inner problem", str(inner))],
+            node=self.node, path=getattr(inner, "path", None),
+            output_index=None, inner_problem=inner, inner_location=str(located), inner_site=located,
+        )
+        return [problem]
 
     # ------------------------------------------------------------------
     def _check_path(self, path, originals, copies, outputs, label=None, **extra):

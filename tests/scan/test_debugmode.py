@@ -69,6 +69,49 @@ def test_wrong_kernel_inside_scan_step_is_located():
     assert site.path() == [(err.node, 4, site.inner_node)]
 
 
+def test_a_wrong_inner_kernel_whose_difference_the_loop_hides_is_still_found():
+    """Every step's inner nodes are checked on both paths, not only when the loop's outputs
+    differ: here ``minimum(., 30)`` makes both paths' outputs equal at every step."""
+    x0 = lt.dscalar("x0")
+    ys = lucent.scan(
+        lambda h: lt.minimum(DoubleWrongAboveTen()(h), 30.0), outputs_info=[x0], n_steps=3,
+        name="capped", return_updates=False,
+    )
+    f = lucent.function([x0], ys, mode=DebugMode(on_error="report"))
+    np.testing.assert_array_equal(f(20.0), [30.0, 30.0, 30.0])
+    assert lucent.function([x0], ys, mode="FAST_RUN")(20.0).tolist() == [30.0, 30.0, 30.0]
+    (problem,) = list(f.debug_report)
+    assert problem.kind == "BadThunkOutput" and problem.path == "numba"
+    assert type(problem.node.op).__name__ == "Scan"
+    assert problem.inner_site.step == 0  # 2 * 20 = 40 on the reference path, 41 on the kernel's
+    assert isinstance(problem.inner_site.inner_node.op, DoubleWrongAboveTen)
+    assert problem.summary.startswith('scan "capped", step 0: DoubleWrongAboveTen')
+    # a correct loop has nothing to report
+    g = lucent.function([x0], lucent.scan(lambda h: lt.minimum(h * 2.0, 30.0), outputs_info=[x0],
+                                           n_steps=3, return_updates=False), mode=DebugMode(on_error="report"))
+    g(20.0)
+    assert g.debug_report.ok
+
+
+def test_the_steps_are_checked_lazily_like_the_graph():
+    """A step's ``ifelse`` runs only its taken branch under DebugMode's step checks too:
+    the other branch would fail its assertion."""
+    from lucent.ifelse import ifelse
+    from lucent.raise_op import assert_op
+
+    x0 = lt.dscalar("x0")
+
+    def step(h):
+        big = lt.gt(h, 0.0)
+        # the else branch is taken only for h <= 0, and its assertion fails for any h > 0
+        return ifelse(big, h * 2.0, assert_op(h - 1.0, lt.le(h, 0.0)))
+
+    ys = lucent.scan(step, outputs_info=[x0], n_steps=4, name="lazy", return_updates=False)
+    f = lucent.function([x0], ys, mode=DebugMode(on_error="report"))
+    np.testing.assert_array_equal(f(1.0), [2.0, 4.0, 8.0, 16.0])
+    assert f.debug_report.ok
+
+
 def test_a_nan_made_inside_a_loop_is_located_by_check_nan():
     """``DebugMode(check_nan=True)``: a loop whose output holds a NaN its inputs did not is
     followed inside, to the first step and inner node making one."""
