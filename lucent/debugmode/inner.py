@@ -193,16 +193,28 @@ def locate_nonfinite_in_loop(node, values, is_bad):
         return None
     from lucent.link.python import PythonLinker
 
+    from lucent.link.python.branches import BranchPlan, guard_checks, guard_holds, has_branches
+
     fgraph = node.op.fgraph
     cells = [[None] for _ in fgraph.inputs]
     linker = PythonLinker(allow_gc=False).accept(fgraph)
     _, _, _, thunks, order, storage_map = linker.make_all(input_storage=cells)
+    # the node order is the linker's branch plan's: only a taken branch's nodes run
+    # (an untaken one may raise, or make a NaN nothing reads)
+    schedule = fgraph.toposort()
+    plan = BranchPlan(fgraph, schedule) if has_branches(schedule) else None
+    guards = guard_checks(plan, storage_map) if plan is not None else [None] * len(order)
     found = []
 
     def on_step(t, args):
         for cell, value in zip(cells, step_values(fgraph, args)):
             cell[0] = value
-        for thunk, inner in zip(thunks, order):
+        for var in storage_map:  # nothing of the previous step is read as this step's
+            if var.owner is not None and not hasattr(var, "data"):
+                storage_map[var][0] = None
+        for thunk, inner, guard in zip(thunks, order, guards):
+            if guard is not None and not guard_holds(guard):
+                continue
             # read before the node runs: an in-place node overwrites its input
             ins = [storage_map[v][0] for v in inner.inputs]
             came_in_bad = any(is_bad(v) for v in ins)

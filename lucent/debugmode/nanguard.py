@@ -153,20 +153,31 @@ class NanGuardLinker(Linker):
                     f"already contains {bad}: expected finite inputs",
                     what=bad,
                 )
+        from lucent.link.python.branches import BranchPlan, guard_checks, guard_holds, has_branches
+
         linker = PythonLinker(allow_gc=False).accept(fgraph)
         _, _, _, thunks, order, storage_map = linker.make_all(
             input_storage=[[v] for v in values]
         )
-        for thunk, node in zip(thunks, order):
+        # the linker's branch plan: only a taken branch's nodes run, as in the call
+        schedule = fgraph.toposort()
+        plan = BranchPlan(fgraph, schedule) if has_branches(schedule) else None
+        guards = guard_checks(plan, storage_map) if plan is not None else [None] * len(order)
+        for thunk, node, guard in zip(thunks, order, guards):
+            if guard is not None and not guard_holds(guard):
+                continue
+            # the inputs as the node reads them: an in-place node overwrites what it destroys
+            destroyed = {i for ins in (getattr(node.op, "destroy_map", None) or {}).values() for i in ins}
+            in_values = [
+                _copy(storage_map[v][0]) if i in destroyed else storage_map[v][0]
+                for i, v in enumerate(node.inputs)
+            ]
             thunk()
             for j, var in enumerate(node.outputs):
                 bad = self._bad(storage_map[var][0])
                 if bad is None:
                     continue
-                inputs_bad = [
-                    i for i, v in enumerate(node.inputs) if self._bad(storage_map[v][0]) is not None
-                ]
-                in_values = [storage_map[v][0] for v in node.inputs]
+                inputs_bad = [i for i, v in enumerate(in_values) if self._bad(v) is not None]
                 note = (
                     f" (its inputs {inputs_bad} already contain {bad} or another checked value)"
                     if inputs_bad else " from inputs without any"

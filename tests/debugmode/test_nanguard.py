@@ -163,3 +163,24 @@ def test_a_nan_that_comes_into_a_loop_names_where_it_was_made():
         f(np.array([[2.0, 3.0], [0.5, 4.0]]))
     assert info.value.inner_location is None
     assert "Log" in str(info.value.node.op) or "Composite" in str(info.value.node.op)
+
+
+def test_a_loop_step_runs_only_its_taken_branch_when_the_nan_is_located():
+    """The untaken branch of a step's ifelse makes a NaN (log of a negative number) that
+    nothing reads; the first NaN is the square root's, at the step where its input drops
+    below zero."""
+    from lucent.ifelse import ifelse
+
+    x0 = lt.dscalar("x0")
+
+    def step(h):
+        r = ifelse(lt.gt(h, 0.0), h - 1.0, lt.log(-h))  # log(-h) is NaN for h > 0: never taken
+        return lt.sqrt(r) + 0.0 * h  # NaN once r < 0
+
+    ys = lucent.scan(step, outputs_info=[x0], n_steps=4, name="roots", return_updates=False)
+    f = lucent.function([x0], ys, mode=NanGuardMode(True, True, False))
+    # h: 2.5 -> sqrt(1.5) = 1.22 -> sqrt(0.22) = 0.47 -> r = -0.53, still h > 0: NaN at step 2
+    with pytest.raises(NanGuardError) as info:
+        f(2.5)
+    site = info.value.inner_site
+    assert site.step == 2 and "sqrt" in str(site.inner_node.op).lower(), info.value.inner_location
