@@ -37,7 +37,10 @@ function compiled with ``mode="DebugMode"``, re-read after each call and
 after each cell, since a failing call raises instead of returning) are
 outlined in red and list their problems. With a profile (``profile=`` or
 ``fn.profile``) each node shows its time and bytes, and ``color_by="time"``
-or ``"bytes"`` fills nodes by their share.
+or ``"bytes"`` fills nodes by their share. An opened loop or ``OpFromGraph``
+shows its nested profile (``profile.inner_profiles``: times summed over the
+steps of a call, runs counting the steps) and fills by shares within its own
+inner graph, since the loop's box already holds its share of the function.
 
 Reading a large graph
 ---------------------
@@ -158,6 +161,52 @@ def _seconds_text(seconds):
     if seconds >= 1e-3:
         return f"{seconds * 1e3:.3g} ms"
     return f"{seconds * 1e6:.3g} µs"
+
+
+def profile_entries(profile, ids, scope=None):
+    """``{id: profile entry}`` of a panel, for the nodes of ``profile`` that ``ids`` (``{node: id}``) names.
+
+    ``scope`` (``scan "rnn"``) marks the nested profile of an opened inner
+    graph: its times are summed over the steps of one outer call and its
+    runs count the steps (``lucent.compile.profiling_inner``), and its
+    percentages are of the time of that inner graph's nodes, so the entry
+    says so rather than let them read as shares of the function.
+    """
+    if profile is None or not getattr(profile, "calls", 0):
+        return {}
+    out = {}
+    for row in profile.as_rows():
+        ident = ids.get(row["node"])
+        if ident is None:
+            continue
+        calls = profile.calls
+        out[ident] = {
+            "time": row["time"],
+            "time_per_call": row["time_per_call"],
+            "time_median": row["time_median"],
+            "timed_calls": row["timed_calls"],
+            "time_percent": row["median_percent"],
+            "bytes": row["bytes"],
+            "output_bytes": row["output_bytes"],
+            "runs": row["runs"],
+            "calls": calls,
+            "time_text": _seconds_text(row["time_median"]),
+            "noisy": row["timed_calls"] < FEW_CALLS,
+            "bytes_text": format_bytes(row["bytes"]),
+            "note": row["note"],
+        }
+        if scope is not None:
+            unit = "step" if getattr(profile, "unit", "step") == "step" else "run"
+            last = getattr(profile, "steps_last_call", 0)
+            out[ident].update({
+                "scope": scope,
+                "percent_of": f"time of the nodes inside {scope}",
+                "runs_text": (f"{row['runs']} over {calls} call{'' if calls == 1 else 's'} of the function "
+                              f"({last} {unit}{'' if last == 1 else 's'} in the last)"),
+                "measured": (f"inside {scope}: time summed over the {unit}s of one call of the function; "
+                             "bytes of one " + ("step" if unit == "step" else "run")),
+            })
+    return out
 
 
 def _describe(obj):
@@ -401,30 +450,14 @@ class GraphView(OpensInnerGraphs, FitsWidth, FollowCalls, anywidget.AnyWidget):
         return by_id, elsewhere
 
     def _profile_by_id(self):
-        profile = self._profile()
-        if profile is None or not getattr(profile, "calls", 0):
+        return profile_entries(self._profile(), self._drawing.ids)
+
+    def _inner_profile_by_id(self, level, child):
+        """The profile entries of ``level``'s inner nodes, from its nested profile ``child`` (or ``{}``)."""
+        if child is None:
             return {}
-        out = {}
-        for row in profile.as_rows():
-            ident = self._drawing.ids.get(row["node"])
-            if ident is None:
-                continue
-            out[ident] = {
-                "time": row["time"],
-                "time_per_call": row["time_per_call"],
-                "time_median": row["time_median"],
-                "timed_calls": row["timed_calls"],
-                "time_percent": row["median_percent"],
-                "bytes": row["bytes"],
-                "output_bytes": row["output_bytes"],
-                "runs": row["runs"],
-                "calls": profile.calls,
-                "time_text": _seconds_text(row["time_median"]),
-                "noisy": row["timed_calls"] < FEW_CALLS,
-                "bytes_text": format_bytes(row["bytes"]),
-                "note": row["note"],
-            }
-        return out
+        ids = {profiled: level.prefix + level.drawing.ids[drawn] for drawn, profiled in level.profiled(child).items()}
+        return profile_entries(child, ids, scope=level.title)
 
     # --- building the state ----------------------------------------------------------
     def _render(self, force=False):
@@ -438,7 +471,8 @@ class GraphView(OpensInnerGraphs, FitsWidth, FollowCalls, anywidget.AnyWidget):
             choices, skipped = self._choices, self._skipped
         else:
             problems, elsewhere = self._inner_problems_by_id(level), 0
-            profile = {}
+            child = self._inner_profiles()[-1]
+            profile = self._inner_profile_by_id(level, child)
             choices, skipped = level.choices, level.skipped
         annotations = branch_annotations(drawing, choices, skipped)
         for ident, found in problems.items():
@@ -453,6 +487,7 @@ class GraphView(OpensInnerGraphs, FitsWidth, FollowCalls, anywidget.AnyWidget):
             top = max((p[field] for p in profile.values()), default=0) or 0
             for ident, p in profile.items():
                 share = p[field] / top if top > 0 else 0.0
+                ident = ident[len(prefix):]
                 note = annotations.get(ident, Annotation())
                 line = (f"{p['time_text']}/call · {p['time_percent']:.0f}%" if key == "time" else p["bytes_text"])
                 annotations[ident] = Annotation(
@@ -484,7 +519,9 @@ class GraphView(OpensInnerGraphs, FitsWidth, FollowCalls, anywidget.AnyWidget):
             self.has_profile = self._profile() is not None
             self.inner_note = level.note() if level is not None else ""
             status = self._status_text(*self._problems_by_id())
-            self.status = status + (f" · {self.inner_note}" if level is not None else "")
+            if level is not None:
+                status += f" · {self.inner_note}" + self._inner_fill_note(level, key, profile)
+            self.status = status
 
     def _drawing_markup(self, annotations):
         """The SVG drawing, or the graph as text under a one-line note when it cannot be laid out."""
@@ -499,6 +536,15 @@ class GraphView(OpensInnerGraphs, FitsWidth, FollowCalls, anywidget.AnyWidget):
         else:
             graph = self._fn.maker.fgraph if self._fn is not None else self._drawing.outputs
         return f'<div class="lucent-gv-text">{text_fallback_html(graph, note)}</div>'
+
+    @staticmethod
+    def _inner_fill_note(level, key, profile):
+        """What ``color_by`` fills in an opened level: shares within its graph, or nothing without its profile."""
+        if not key:
+            return ""
+        if not profile:
+            return f" · no {key} fill: {level.title} has no profile (not profiled, or it did not run)"
+        return f" · fill: share of {key} within {level.title}"
 
     def _status_text(self, problems, elsewhere):
         parts = []

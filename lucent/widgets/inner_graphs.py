@@ -315,9 +315,17 @@ class InnerLevel:
         self.error = None
         self.choices, self.skipped = {}, set()
         self.stamp = None  # which outer replay the values come from (set by the view)
+        self._profiled = (None, {})  # ((inner profile, its graph), profiled_nodes of it)
         for ident, kind in self.drawing.kinds.items():
             if kind == "constant":
                 self.values[ident] = [safe_summarize(self.drawing.objects[ident].data)]
+
+    def profiled(self, profile):
+        """``{drawn node: profiled node}`` of the inner ``profile`` of this level (matched once per profile)."""
+        key = (profile, getattr(profile, "fgraph", None))  # a profile gets its graph when its function links
+        if self._profiled[0] != key:
+            self._profiled = (key, profiled_nodes(self.node.op.fgraph, profile) if profile is not None else {})
+        return self._profiled[1]
 
     def run(self, outer_values):
         """Recompute the values from the outer node's input values (``None``: the node did not run)."""
@@ -370,6 +378,62 @@ class InnerLevel:
             return f"{self.title}: values of the last replayed call"
         which = "the last" if self.pinned_step is None else "pinned"
         return f"{self.title}: values at step t = {self.step} ({which}; {self.n_steps} step(s) run, from t = 0)"
+
+
+def _same_input(drawn, profiled, var_map):
+    """Whether an input of a profiled node stands for an input of a drawn node (same variable, or equal constants)."""
+    mapped = var_map.get(profiled)
+    if mapped is not None:
+        return mapped is drawn
+    if drawn is profiled:
+        return True
+    equals = getattr(profiled, "equals", None)
+    return (equals is not None and profiled.owner is None and hasattr(profiled, "data")
+            and hasattr(drawn, "data") and bool(equals(drawn)))
+
+
+def profiled_nodes(fgraph, profile):
+    """``{node of fgraph: node of profile.fgraph}`` for the inner nodes a nested profile timed.
+
+    The profiled inner function is compiled from the op's inner graph
+    (``lucent.compile.profiling_inner``), and compiling clones the graph:
+    the profile's nodes are copies of the drawn ones (the inputs stay the
+    same variables). They are matched by structure, in the profile's
+    schedule: a profiled node is the drawn node with an equal op reading the
+    variables its inputs were matched to (or equal constants). Positions in
+    the schedule would be wrong as soon as the two graphs order independent
+    nodes differently, and ops' text is not unique (two ``Tanh``). A node
+    the inner function's compilation rewrote has no counterpart, hence no
+    profile entry.
+    """
+    other = getattr(profile, "fgraph", None)
+    if other is None:
+        return {}
+    if other is fgraph:
+        return {node: node for node in fgraph.apply_nodes}
+    var_map = dict(zip(other.inputs, fgraph.inputs))
+    used, out = set(), {}
+    by_op = {}
+    for node in fgraph.toposort():
+        by_op.setdefault(type(node.op), []).append(node)
+    order = getattr(profile, "order", None) or other.toposort()
+    for node in order:
+        candidates = set()
+        for inp in node.inputs:
+            drawn = var_map.get(inp, inp if inp in fgraph.clients else None)
+            if drawn is not None:
+                candidates.update(c for c, _ in fgraph.clients.get(drawn, ()) if c != "output")
+        pool = candidates or by_op.get(type(node.op), ())
+        match = next((c for c in (n for n in by_op.get(type(node.op), ()) if n in pool)
+                      if c not in used and c.op == node.op and len(c.inputs) == len(node.inputs)
+                      and len(c.outputs) == len(node.outputs)
+                      and all(_same_input(a, b, var_map) for a, b in zip(c.inputs, node.inputs))), None)
+        if match is None:
+            continue
+        used.add(match)
+        out[match] = node
+        var_map.update(zip(node.outputs, match.outputs))
+    return out
 
 
 def _filtered(var, value):
@@ -442,5 +506,5 @@ def locate_inner_problems(fgraph, report):
 __all__ = [
     "InnerLevel", "InputCopies", "OPEN_MARK", "branch_annotations", "branch_entries", "capture_step",
     "inner_input_names", "inner_output_names", "inner_title", "locate_inner_problems", "mark_openable",
-    "openable_markers", "opens_inner_graph", "skipped_nodes", "watched_nodes",
+    "openable_markers", "opens_inner_graph", "profiled_nodes", "skipped_nodes", "watched_nodes",
 ]

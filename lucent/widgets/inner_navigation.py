@@ -17,7 +17,7 @@ class OpensInnerGraphs:
 
     It uses the view's ``_drawing``, ``_static``, ``_values``, ``_svg_cache``
     (the outer graph), ``_levels``, ``_level_cache``, ``_pinned``,
-    ``_copies``, ``_replays``, ``_located``, ``_report()``, ``_render`` and
+    ``_copies``, ``_replays``, ``_located``, ``_report()``, ``_profile()``, ``_render`` and
     the ``inner_path``, ``crumbs``, ``id_prefix`` and ``selected`` traits.
     """
 
@@ -56,6 +56,23 @@ class OpensInnerGraphs:
                 level.run(copies.inputs_of(level.node) if self._replays else None)
                 level.stamp = self._replays
             copies = level.copies
+
+    def _inner_profiles(self):
+        """The nested profile (``InnerProfileStats``) of each opened level, outermost first, or ``None``.
+
+        The outer profile keys its children by the outer graph's nodes; a
+        child keys its own (a loop in the loop) by the nodes of the graph it
+        profiled, a compiled copy of the drawn one, so each level goes
+        through its match of drawn to profiled nodes (``InnerLevel.profiled``).
+        """
+        out, profile, match = [], self._profile(), None
+        for level in self._levels:
+            key = level.node if match is None else match.get(level.node)
+            children = getattr(profile, "inner_profiles", None) or {}
+            child = children.get(key) if key is not None else None
+            out.append(child)
+            profile, match = child, (level.profiled(child) if child is not None else {})
+        return out
 
     def _on_inner_path(self, change):
         # A pinned step lasts while its level is open: a level closed (a breadcrumb) and

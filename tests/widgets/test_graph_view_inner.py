@@ -3,7 +3,8 @@
 A loop (``scan``), a nested loop, an ``OpFromGraph`` and an ``ifelse``: the
 box that opens is marked, opening gives the inner nodes with the values of
 the last step of the last call (checked against NumPy), closing returns to
-the outer graph.
+the outer graph. With a profile, the opened level shows its nested profile
+(``fn.profile.inner_profiles``) and fills by shares within that inner graph.
 """
 
 import html
@@ -22,6 +23,7 @@ if not dotmod.layout_programs():
     pytest.skip("GraphView draws with a Graphviz layout program", allow_module_level=True)
 
 from lucent.widgets import GraphView  # noqa: E402
+from lucent.widgets.graph_view import ramp_color  # noqa: E402
 
 PY = Mode(linker="py", optimizer="fast_run")
 
@@ -208,3 +210,114 @@ def test_an_ifelse_marks_the_branch_that_ran_and_greys_the_other():
     assert any("Log1p" in view.nodes[i]["op"] or "log1p" in view.nodes[i]["label"] for i in skipped)
     fn(-1.0, np.array([0.5, 1.0]))
     assert view.nodes[if_id]["branch"]["taken"] == "else"
+
+
+def _ramp_fills(view):
+    """The ``color_by`` fills in the drawing shown: the ramp colours of the shown nodes' time shares."""
+    svg = html.unescape(view.svg).lower()
+    entries = [n["profile"] for n in view.nodes.values() if n.get("profile")]
+    top = max((p["time_median"] for p in entries), default=0)
+    colours = [ramp_color(p["time_median"] / top) for p in entries] if top > 0 else []
+    return [c for c in colours if c in svg]
+
+
+def _rnn_calls(fn, calls=3, steps=6):
+    rng = np.random.default_rng(1)
+    for _ in range(calls):
+        fn(rng.normal(size=(3, 3)) * 0.5, rng.normal(size=(steps, 3)), rng.normal(size=3))
+
+
+def _inner_tanh(view):
+    (tanh_id,) = [i for i, n in view.nodes.items() if n["kind"] == "apply" and "tanh" in n["label"].lower()]
+    return tanh_id
+
+
+def test_an_opened_loop_of_a_profiled_function_shows_its_nested_profile():
+    W, X, h0 = lt.dmatrix("W"), lt.dmatrix("X"), lt.dvector("h0")
+    hs = lucent.scan(lambda x_t, h: lt.tanh(lt.dot(W, h) + x_t), sequences=[X], outputs_info=[h0],
+                     name="rnn", return_updates=False)
+    fn = lucent.function([W, X, h0], hs[-1], mode="FAST_RUN", name="rnn", profile=True)
+    _rnn_calls(fn, calls=3, steps=6)
+    view = GraphView(fn, min_interval=0)
+    (sid,) = _openable(view)
+    assert view.nodes[sid]["profile"]["runs"] == 3
+    scan_node = view.drawing.objects[sid]
+    child = fn.profile.inner_profiles[scan_node]
+    assert child.calls == 3 and child.steps == 18
+    view.open_inner(sid)
+    tanh_id = _inner_tanh(view)
+    entry = view.nodes[tanh_id]["profile"]
+    assert entry is not None and entry["time"] > 0
+    # the child's own numbers, for the profiled copy of the drawn Tanh node
+    (profiled,) = [n for n in child.node_runs if "tanh" in str(n.op).lower()]
+    assert entry["runs"] == child.node_runs[profiled] == 18
+    assert entry["time"] == pytest.approx(child.node_time[profiled])
+    assert entry["calls"] == 3 and entry["scope"] == 'scan "rnn"'
+    assert "18 over 3 calls" in entry["runs_text"] and "6 steps" in entry["runs_text"]
+    # shares within the inner graph: the inner nodes' percentages add up to 100
+    shares = [n["profile"]["time_percent"] for n in view.nodes.values() if n.get("profile")]
+    assert sum(shares) == pytest.approx(100.0)
+    assert _ramp_fills(view) == []  # no fill until asked
+    view.color_by = "time"
+    assert _ramp_fills(view) and ramp_color(1.0) in html.unescape(view.svg).lower()  # the slowest inner node
+    assert 'fill: share of time within scan "rnn"' in view.status
+    view.color_by = "bytes"
+    assert "share of bytes" in view.status
+    view.close_inner()
+    assert view.nodes[sid]["profile"]["runs"] == 3 and "scope" not in view.nodes[sid]["profile"]
+
+
+def test_an_unprofiled_function_opens_its_loop_without_profile_entries():
+    fn = _rnn()
+    _rnn_calls(fn)
+    view = GraphView(fn, min_interval=0)
+    (sid,) = _openable(view)
+    view.open_inner(sid)
+    assert all(n["profile"] is None for n in view.nodes.values())
+    assert view.nodes[_inner_tanh(view)]["profile"] is None
+    assert not view.has_profile and ramp_color(1.0) not in html.unescape(view.svg).lower()
+    assert "fill" not in view.status
+
+
+def test_a_nested_loop_shows_the_grandchild_profile():
+    A, x0 = lt.dmatrix("A"), lt.dvector("x0")
+
+    def outer_step(a_row, acc):
+        inner = lucent.scan(lambda y: lt.tanh(y * 2.0 + a_row), outputs_info=[acc], n_steps=3, name="inner",
+                            return_updates=False)
+        return inner[-1]
+
+    ys = lucent.scan(outer_step, sequences=[A], outputs_info=[x0], name="outer", return_updates=False)
+    fn = lucent.function([A, x0], ys[-1], mode=PY, profile=True)
+    Av, x0v = np.arange(8.0).reshape(4, 2) / 10, np.array([1.0, -1.0])
+    fn(Av, x0v)
+    fn(Av, x0v)
+    view = GraphView(fn, min_interval=0, color_by="time")
+    (outer_id,) = _openable(view)
+    view.open_inner(outer_id)
+    (inner_id,) = _openable(view)
+    assert view.nodes[inner_id]["profile"]["runs"] == 4 * 2  # the inner loop runs once per outer step
+    view.open_inner(inner_id)
+    child = fn.profile.inner_profiles[view.drawing.objects[outer_id]]
+    (grandchild,) = child.inner_profiles.values()
+    entries = [n["profile"] for n in view.nodes.values() if n["kind"] == "apply"]
+    assert entries and all(p is not None and p["scope"] == 'scan "inner"' for p in entries)
+    assert {p["runs"] for p in entries} == {3 * 4 * 2} == set(grandchild.node_runs.values())
+    assert _ramp_fills(view) and 'within scan "inner"' in view.status
+
+
+def test_an_op_from_graph_of_a_profiled_function_shows_its_inner_profile():
+    from lucent.compile.builders import OpFromGraph
+
+    a, b = lt.dvector("a"), lt.dvector("b")
+    op = OpFromGraph([a, b], [lt.exp(a) * b + 1.0], inline=False, name="expmul")
+    x, y = lt.dvector("x"), lt.dvector("y")
+    fn = lucent.function([x, y], op(x, y).sum(), mode=PY, profile=True)
+    fn(np.ones(3), np.ones(3))
+    fn(np.ones(3), np.ones(3))
+    view = GraphView(fn, min_interval=0)
+    (oid,) = _openable(view)
+    view.open_inner(oid)
+    entries = [n["profile"] for n in view.nodes.values() if n["kind"] == "apply"]
+    assert entries and all(p is not None and p["runs"] == 2 for p in entries)
+    assert "2 over 2 calls" in entries[0]["runs_text"] and "1 run in the last" in entries[0]["runs_text"]

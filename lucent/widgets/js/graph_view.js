@@ -545,10 +545,12 @@ function render({ model, el: host }) {
       const t = el("table", "lucent-gv-stats");
       const rows = [
         ["time / call", `${info.profile.time_text} median of ${info.profile.timed_calls} call${info.profile.timed_calls === 1 ? "" : "s"}` +
-          ` (${info.profile.time_percent.toFixed(1)}% of node time)${info.profile.noisy ? " · few calls: noisy" : ""}`],
+          ` (${info.profile.time_percent.toFixed(1)}% of ${info.profile.percent_of || "node time"})` +
+          `${info.profile.noisy ? " · few calls: noisy" : ""}`],
         ["new bytes", info.profile.bytes_text],
-        ["runs", String(info.profile.runs)],
+        ["runs", info.profile.runs_text || String(info.profile.runs)],
       ];
+      if (info.profile.measured) rows.push(["measured", info.profile.measured]);
       if (info.profile.note) rows.push(["note", info.profile.note]);
       for (const [k, v] of rows) {
         const tr = el("tr");
