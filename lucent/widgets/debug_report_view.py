@@ -187,6 +187,7 @@ class DebugReportView(ipywidgets.VBox):
         self.loop_view.show_inner_node(inner_id, steps)
         if not self.graph_view.selected:
             self.graph_view.select(outer_id)
+
     def select_problem(self, index):
         """Select the node of problem ``index`` (1-based, as listed); returns its node id or ``""``.
 
