@@ -117,22 +117,26 @@ def locate_in_inner_graph(node, values, max_steps=100_000):
     plan = BranchPlan(fgraph, order) if has_branches(order) else None
     if plan is not None:
         order = plan.order
-    cells = {}  # var -> [value]: what the branch guards read
-    guards = guard_checks(plan, _Cells(cells)) if plan is not None else [None] * len(order)
+    # one cell per variable, refilled every step (the branch guards keep the condition cells);
+    # a constant's cell holds its value, a value of an untaken branch stays None, as in the
+    # outer linker's cells
+    cells = {var: [getattr(var, "data", None)] for var in fgraph.variables}
+    computed = [var for var in cells if var.owner is not None]
+    guards = guard_checks(plan, cells) if plan is not None else [None] * len(order)
     checks = {}
     found = []
 
     def on_step(t, args):
         if t >= max_steps:
             raise _Found()
-        cells.clear()
+        for var in computed:
+            cells[var][0] = None
         for var, value in zip(fgraph.inputs, step_values(fgraph, args)):
-            cells[var] = [value]
+            cells[var][0] = value
         for inner, guard in zip(order, guards):
             if guard is not None and not guard_holds(guard):
                 continue
-            # a value of an untaken branch is None, as in the outer linker's cells
-            ins = [cells[i][0] if i in cells else getattr(i, "data", None) for i in inner.inputs]
+            ins = [cells[i][0] for i in inner.inputs]
             check = checks.get(inner)
             if check is None:
                 check = checks[inner] = NodeCheck(inner, fgraph=fgraph)
@@ -148,36 +152,10 @@ def locate_in_inner_graph(node, values, max_steps=100_000):
                 ))
                 raise _Found()
             for var, value in zip(inner.outputs, ref):
-                cells[var] = [value]
+                cells[var][0] = value
 
     _rerun(node, values, on_step)
     return found[0] if found else None
-
-
-class _Cells(dict):
-    """The storage map ``guard_checks`` reads, whose cells are filled step by step.
-
-    ``guard_checks`` keeps the cell of each branch's condition; the walk
-    replaces the values of ``cells`` every step, so the map hands out a
-    cell that always reads the current value.
-    """
-
-    def __init__(self, cells):
-        super().__init__()
-        self._cells = cells
-
-    def __missing__(self, var):
-        return _LiveCell(self._cells, var)
-
-
-class _LiveCell:
-    """``cell[0]``: the current value of ``var`` in the walk's cells."""
-
-    def __init__(self, cells, var):
-        self._cells, self._var = cells, var
-
-    def __getitem__(self, k):
-        return self._cells[self._var][k]
 
 
 def locate_nonfinite_in_loop(node, values, is_bad):
@@ -237,9 +215,4 @@ def locate_nonfinite_in_loop(node, values, is_bad):
     return found[0] if found else None
 
 
-def describe_location(node, located):
-    """The text of an ``InnerLocation`` (kept for callers that hold the node apart)."""
-    return str(located)
-
-
-__all__ = ["InnerLocation", "describe_location", "locate_in_inner_graph", "locate_nonfinite_in_loop"]
+__all__ = ["InnerLocation", "locate_in_inner_graph", "locate_nonfinite_in_loop", "step_values"]

@@ -61,7 +61,7 @@ def _is_loop(op):
 def inner_title(node):
     """``scan "rnn"`` or ``OpFromGraph "name"``: how breadcrumbs and notes name an opened node.
 
-    The loop's spelling is DebugMode's (``describe_location``), so a report
+    The loop's spelling is DebugMode's (``debugmode.inner.InnerLocation``), so a report
     and the view name a loop alike.
     """
     op = node.op
