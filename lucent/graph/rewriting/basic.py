@@ -149,6 +149,43 @@ def _tracks_node(tracks, node):
     return False
 
 
+def _may_track_type(tracks, op_type):
+    """Whether ``tracks`` can hold for some op of class ``op_type`` (``_tracks_node`` decides for a node)."""
+    if tracks is None:
+        return True
+    for t in tracks:
+        if isinstance(t, type):
+            if issubclass(op_type, t):
+                return True
+        # an Op instance equals only ops of its own class, unless one of the classes defines equality
+        elif type(t) is op_type or type(t).__eq__ is not Op.__eq__ or op_type.__eq__ is not Op.__eq__:
+            return True
+    return False
+
+
+class _RewritersByOpType:
+    """The rewriters of a list that may apply to an op of a given class, in list order.
+
+    A rewriting pass tries every rewriter on every node; most track a few op
+    classes, so testing each pair was most of the time a pass spent on nodes
+    no rewriter changed. The candidates are worked out once per op class
+    (for the rewriters' ``tracks()`` as they are when the pass starts), and
+    ``_tracks_node`` still decides for each node.
+    """
+
+    def __init__(self, rewriters):
+        self.rewriters = [(rw, rw.tracks()) for rw in rewriters]
+        self._by_type = {}
+
+    def __call__(self, op):
+        found = self._by_type.get(type(op))
+        if found is None:
+            found = self._by_type[type(op)] = [
+                (rw, tracks) for rw, tracks in self.rewriters if _may_track_type(tracks, type(op))
+            ]
+        return found
+
+
 def _on_error(rewriter, node, exc):
     from lucent.configdefaults import config
 
@@ -527,6 +564,7 @@ class EquilibriumGraphRewriter(GraphRewriter):
 
     def apply(self, fgraph):
         budget = max(1, int(self.max_use_ratio * max(len(fgraph.apply_nodes), 1)))
+        candidates = _RewritersByOpType(self.node_rewriters)
         used = 0
         any_change = False
         while True:
@@ -535,10 +573,10 @@ class EquilibriumGraphRewriter(GraphRewriter):
                 if grw.apply(fgraph):
                     changed = True
             for node in fgraph.toposort():
-                for rw in self.node_rewriters:
+                for rw, tracks in candidates(node.op):
                     if node not in fgraph.apply_nodes:
                         break
-                    if not _tracks_node(rw.tracks(), node):
+                    if not _tracks_node(tracks, node):
                         continue
                     if apply_node_rewriter(fgraph, rw, node):
                         changed = True

@@ -153,6 +153,50 @@ def test_equilibrium_stops_on_loops():
         EquilibriumGraphRewriter([flip], max_use_ratio=3).rewrite(fg)
 
 
+def test_equilibrium_tries_each_rewriter_on_the_ops_it_tracks():
+    """Rewriters tracking a class, an instance, every node, or an op of a class with its own
+    equality each reach exactly the nodes ``tracks`` names, in the order they are listed."""
+
+    class LooseUnOp(UnOp):
+        # equal to any unary op of the same name, whatever its class
+        def __eq__(self, other):
+            return isinstance(other, UnOp) and other.name == self.name
+
+        def __hash__(self):
+            return hash(self.name)
+
+    seen = []
+
+    def recorder(tag, tracks):
+        @node_rewriter(tracks)
+        def record(fgraph, node):
+            seen.append((tag, str(node.op)))
+            return False
+
+        return record
+
+    loose_exp = LooseUnOp("exp", np.exp)
+    rewriters = [
+        recorder("class", [BinOp]),
+        recorder("instance", [neg]),
+        recorder("every", None),
+        recorder("loose", [loose_exp]),
+        recorder("mixed", [mul, UnOp]),
+    ]
+    x = vec("x")
+    fg = FunctionGraph([x], [add(exp(neg(x)), mul(x, x))])
+    EquilibriumGraphRewriter(rewriters).rewrite(fg)
+    by_node = {}
+    for tag, op in seen:
+        by_node.setdefault(op, []).append(tag)
+    assert by_node == {
+        "neg": ["instance", "every", "mixed"],
+        "exp": ["every", "loose", "mixed"],
+        "mul": ["class", "every", "mixed"],
+        "add": ["class", "every"],
+    }
+
+
 def test_sequential_runs_in_order():
     x = vec("x")
     fg = FunctionGraph([x], [neg(neg(x))])

@@ -104,3 +104,81 @@ def test_another_codegen_keeps_numba_s_own_library():
     state.targetctx = Target()
     assert UseKernelCodeLibrary().run_pass(state) is False
     assert state.library is None
+
+
+def test_glue_machine_code_comes_from_the_fast_code_generator_and_is_kept(monkeypatch):
+    """Glue is turned into machine code by the O0 target machine; the object stays on the library."""
+    from lucent.link.numba.dispatch import kernel_library
+    from lucent.tensor.blas import Dot22
+
+    emitted = []
+    real = kernel_library.fast_target_machine
+
+    def recording(codegen):
+        machine = real(codegen)
+        emitted.append(machine)
+        return machine
+
+    monkeypatch.setattr(kernel_library, "fast_target_machine", recording)
+    x, y = lt.dmatrix("x"), lt.dmatrix("y")
+    node = Dot22()(x, y).owner
+    kernel = kernel_dispatcher(numba_funcify(node.op, node).py_func, {"error_model": "numpy"})
+    a, b = np.arange(12.0).reshape(3, 4), np.arange(8.0).reshape(4, 2)
+    np.testing.assert_allclose(kernel(a, b), a @ b)
+    (cres,) = kernel.overloads.values()
+    assert emitted and len({id(m) for m in emitted}) == 1  # one machine per codegen, made once
+    # the engine ran the object it was handed; the bytes are still there for the caches
+    code = cres.library._get_compiled_object()
+    assert code[:4] == b"\x7fELF"
+    name, kind, (obj, _bitcode) = cres.library.serialize_using_object_code()
+    assert kind == "object" and obj == code
+    with pytest.raises(ValueError, match="not aligned"):
+        kernel(a, a)
+
+
+def test_the_python_wrapper_in_a_kernel_module_is_left_unoptimised():
+    """A kernel compiled for a Python call carries its wrapper marked optnone; the kernel is optimised."""
+    from lucent.link.numba.dispatch.kernel_library import PYTHON_WRAPPER_PREFIX
+
+    x, y = lt.dvector("x"), lt.dvector("y")
+    kernel = _fresh_kernel(x * y)
+    a, b = np.linspace(-1, 1, 19), np.linspace(2, 3, 19)
+    args = tuple(numba.typeof(v) for v in (a, b))
+    entry = kernel.compile_for_python(args)
+    np.testing.assert_array_equal(entry(a, b), a * b)
+    module = kernel.overloads[args].library._final_module
+    attributes = {
+        f.name: " ".join(str(a) for a in f.attributes) for f in module.functions if not f.is_declaration
+    }
+    wrappers = [name for name in attributes if name.startswith(PYTHON_WRAPPER_PREFIX)]
+    assert len(wrappers) == 1
+    assert "optnone" in attributes[wrappers[0]]
+    kernels = [name for name in attributes if "elemwise_kernel" in name and name not in wrappers]
+    assert kernels and all("optnone" not in attributes[name] for name in kernels)
+    assert "x double>" in str(module)  # the kernel's loop is still vectorised
+
+
+def test_a_wrapper_built_later_is_a_glue_library(monkeypatch):
+    """A kernel compiled for compiled callers gets its Python entry later, in a glue library."""
+    from lucent.link.numba.dispatch import python_entry
+
+    made = []
+
+    class Recorded(GlueCodeLibrary):
+        def finalize(self):
+            made.append(self)
+            super().finalize()
+
+    monkeypatch.setattr(python_entry, "GlueCodeLibrary", Recorded)
+    x = lt.dvector("x")
+    kernel = _fresh_kernel(lt.exp(x))
+    a = np.linspace(-3, 3, 23)
+    a[4] = np.nan
+    args = (numba.typeof(a),)
+    kernel.compile(args)  # no wrapper: what a graph function's call site compiles
+    assert not kernel.has_python_entry(args)
+    entry = kernel.python_entry(args)
+    np.testing.assert_allclose(entry(a), np.exp(a), rtol=1e-14)
+    assert kernel.has_python_entry(args)
+    assert len(made) == 1 and made[0].name.startswith("python_entry_")
+    assert made[0]._get_compiled_object()[:4] == b"\x7fELF"  # machine code from the fast code generator

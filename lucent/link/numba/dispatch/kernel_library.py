@@ -21,10 +21,20 @@ function is calls of kernels, views and reference counts, run once per
 call, with no loop to vectorise or unroll, so its module gets LLVM's O1
 pipeline instead of O3 (about half of the time LLVM spent optimising it).
 So do kernels named ``*_glue``: a BLAS product's checks and call.
+
+Glue is also turned into machine code by LLVM's fast code generator (the
+``O0`` target machine: fast instruction selection and register
+allocation) instead of the JIT engine's ``O3`` one: about a quarter of
+the time for the same optimised IR (the MLP step's graph function: 23
+against 68 ms), and code that runs once per call, around calls that do
+the work. The object is handed to the JIT engine as Numba hands it a
+cached one (``_set_compiled_object``), and kept for the disk cache and
+the native bundles.
 """
 
 from __future__ import annotations
 
+import llvmlite.binding as ll
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler_machinery import FunctionPass, register_pass
 
@@ -35,6 +45,30 @@ class KernelCodeLibrary(JITCodeLibrary):
     def _optimize_functions(self, ll_module):
         # Only what the module pipelines need from this step: the target's data layout.
         ll_module.data_layout = self._codegen._data_layout
+
+    def _optimize_final_module(self):
+        leave_python_wrappers_unoptimised(self._final_module)
+        super()._optimize_final_module()
+
+
+#: How Numba's mangling starts the name of a function's CPython wrapper.
+PYTHON_WRAPPER_PREFIX = "_ZN7cpython"
+
+
+def leave_python_wrappers_unoptimised(module):
+    """Mark the CPython wrappers defined in ``module`` ``optnone`` (LLVM leaves them as they are).
+
+    A kernel Python calls first (DebugMode, a profile) is compiled with its
+    wrapper in its module: unboxing the arguments, one call of the kernel and
+    boxing its result, about a third of the module's IR. LLVM's optimiser
+    skips an ``optnone`` function and its code generator selects its
+    instructions the fast way, so the wrapper costs a fraction of what it
+    did, for a few more instructions around a call that does the work.
+    """
+    for function in module.functions:
+        if function.name.startswith(PYTHON_WRAPPER_PREFIX) and not function.is_declaration:
+            function.add_function_attribute("noinline")
+            function.add_function_attribute("optnone")
 
 
 class GlueCodeLibrary(KernelCodeLibrary):
@@ -56,6 +90,30 @@ class GlueCodeLibrary(KernelCodeLibrary):
         light, light_builder = codegen._module_pass_manager(opt=1, loop_vectorize=False, slp_vectorize=False)
         with self._recorded_timings.record("Module passes (O1)", light_builder):
             light.run(self._final_module, light_builder)
+
+    def _finalize_final_module(self):
+        if self._object_caching_enabled and not self._compiled and self._compiled_object is None:
+            with self._recorded_timings.record_legacy("Machine code (O0 code generator)"):
+                code = fast_target_machine(self._codegen).emit_object(self._final_module)
+            self._set_compiled_object(code)  # the engine takes this instead of compiling the module
+            super()._finalize_final_module()
+            # the engine's object-cache hook took the bytes off the library: keep them for saving
+            self._compiled_object = code
+            self._compiled = True
+        else:
+            super()._finalize_final_module()
+
+
+def fast_target_machine(codegen):
+    """A target machine like ``codegen``'s JIT one (CPU, features, relocations, code model) at opt level 0."""
+    machine = getattr(codegen, "_lucent_fast_target_machine", None)
+    if machine is None:
+        options = {}
+        codegen._customize_tm_options(options)
+        options["opt"] = 0
+        machine = ll.Target.from_triple(ll.get_process_triple()).create_target_machine(**options)
+        codegen._lucent_fast_target_machine = machine
+    return machine
 
 
 #: Functions whose code is glue (see ``GlueCodeLibrary``): the outer graph function, and
@@ -88,4 +146,11 @@ class UseKernelCodeLibrary(FunctionPass):
         return False
 
 
-__all__ = ["GLUE_FUNCTIONS", "GLUE_SUFFIX", "GlueCodeLibrary", "KernelCodeLibrary", "UseKernelCodeLibrary"]
+__all__ = [
+    "GLUE_FUNCTIONS",
+    "GLUE_SUFFIX",
+    "GlueCodeLibrary",
+    "KernelCodeLibrary",
+    "UseKernelCodeLibrary",
+    "fast_target_machine",
+]
