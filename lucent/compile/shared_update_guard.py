@@ -71,7 +71,8 @@ class SharedUpdateGuard(Feature):
         if not any(n.op.destroy_map for n in fgraph.apply_nodes):
             return True  # nothing in place: nothing to check
         self._inner_validate()
-        for node, var in self.writers().items():
+        writers = self.writers()
+        for node, var in writers.items():
             for out in node.outputs:
                 readers = [c for c, _ in fgraph.clients.get(out, ()) if c != "output"]
                 if readers:
@@ -80,9 +81,12 @@ class SharedUpdateGuard(Feature):
                         f"result is read by {readers[0]}; a shared buffer may only be written "
                         "by a node whose result is an update or an output"
                     )
-        from lucent.graph.destroyhandler import _check_acyclic
+        if writers:
+            # without writers this feature adds no ordering, and the destroy
+            # handler's validation (above) checked its own
+            from lucent.graph.destroyhandler import _check_acyclic
 
-        _check_acyclic(fgraph, fgraph.orderings())
+            _check_acyclic(fgraph, fgraph.orderings())
         return True
 
     def orderings(self, fgraph):

@@ -49,6 +49,8 @@ class DestroyHandler(Feature):
             raise AlreadyThere()
         self.fgraph = fgraph
         self._root_cache = None
+        self._destroyed_cache = None
+        self._orderings_cache = None
         fgraph.destroy_handler = self
         fgraph.destroyers = self.destroyers
         if not hasattr(fgraph, "destroyable_inputs"):
@@ -72,9 +74,12 @@ class DestroyHandler(Feature):
 
     def _graph_changed(self, *args, **kwargs):
         self._root_cache = None
+        self._destroyed_cache = None
+        self._orderings_cache = None
 
-    # The view roots depend only on the graph's nodes and edges: computed once
-    # per version of the graph (every validation of a rewrite asks for them).
+    # The view roots and what destroys each depend only on the graph's nodes and
+    # edges: computed once per version of the graph (every validation of a
+    # rewrite, and every schedule, asks for them).
     on_import = on_prune = on_change_input = _graph_changed
 
     # --- analysis ----------------------------------------------------------------
@@ -95,26 +100,28 @@ class DestroyHandler(Feature):
 
     def destroyers(self, var):
         """The nodes that overwrite ``var``'s memory (directly or through a view)."""
-        roots = self._roots()
-        r = roots.get(var, var)
-        return [
-            node
-            for node in self.fgraph.apply_nodes
-            for o, ins in getattr(node.op, "destroy_map", {}).items()
-            if roots.get(node.inputs[ins[0]], node.inputs[ins[0]]) is r
-        ]
+        roots, destroyed = self._destroyed_roots()
+        return list(destroyed.get(roots.get(var, var), ()))
 
     def _destroyed_roots(self):
-        roots = self._roots()
-        destroyed = defaultdict(list)
-        for node in self.fgraph.apply_nodes:
-            for o, ins in getattr(node.op, "destroy_map", {}).items():
-                inp = node.inputs[ins[0]]
-                destroyed[roots.get(inp, inp)].append(node)
-        return roots, destroyed
+        """``(roots, {root: [nodes destroying it or a view of it]})`` (do not mutate)."""
+        if self._destroyed_cache is None:
+            roots = self._roots()
+            destroyed = {}
+            for node in self.fgraph.apply_nodes:
+                for o, ins in getattr(node.op, "destroy_map", {}).items():
+                    inp = node.inputs[ins[0]]
+                    destroyed.setdefault(roots.get(inp, inp), []).append(node)
+            self._destroyed_cache = (roots, destroyed)
+        return self._destroyed_cache
 
     def orderings(self, fgraph):
-        """Readers of a destroyed value (and of its views) run before its destroyer."""
+        """Readers of a destroyed value (and of its views) run before its destroyer (do not mutate)."""
+        if self._orderings_cache is None:
+            self._orderings_cache = self._compute_orderings(fgraph)
+        return self._orderings_cache
+
+    def _compute_orderings(self, fgraph):
         roots, destroyed = self._destroyed_roots()
         if not destroyed:
             return {}

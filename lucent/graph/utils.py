@@ -6,6 +6,7 @@ layer may import it.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import traceback
@@ -70,13 +71,19 @@ def user_frame():
     while frame is not None:
         code = frame.f_code
         if (
-            not os.path.abspath(code.co_filename).startswith(_LUCENT_DIR)
+            not _in_lucent(code.co_filename)
             and not _inside_op(frame)
             and not _inside_shell(frame)
         ):
             return (code.co_filename, frame.f_lineno, code.co_name)
         frame = frame.f_back
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _in_lucent(filename):
+    """Whether ``filename`` is a file of lucent (asked for each frame of each node made: cached)."""
+    return os.path.abspath(filename).startswith(_LUCENT_DIR)
 
 
 #: Modules of the notebook machinery: a node made while they run (a display

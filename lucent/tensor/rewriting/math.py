@@ -28,9 +28,9 @@ apply, so integer overflow behaves as written.
 from __future__ import annotations
 
 import hashlib
-from functools import reduce
-
 import warnings
+from collections import Counter
+from functools import reduce
 
 import numpy as np
 
@@ -229,21 +229,40 @@ def structural_key(var, fgraph, memo, depth=KEY_DEPTH):
     return key
 
 
-def _operand_order_key(var, fgraph, memo):
+def _coarse_order_key(var, fgraph):
     """Operands of every shape first, then those broadcast along more dimensions.
 
-    Within that: graph inputs in their order, computed operands by their
-    structural key, constants last. Ranking by broadcasting first makes the
-    same computation on differently-built operands come out in one order
+    Within that: graph inputs in their order, computed operands (then
+    ordered by their structural key, see ``_canonical_operand_order``),
+    constants last. Ranking by broadcasting first makes the same
+    computation on differently-built operands come out in one order
     (``x @ W1 + b1`` and ``b2 + h @ W2`` both as matrix + row), so fusion
     makes one element-wise kernel of both instead of two mirror images.
     """
     broadcast = sum(var.type.broadcastable)
     if isinstance(var, Constant):
-        return (broadcast, 2, 0, "")
+        return (broadcast, 2, 0)
     if var.owner is None and var in fgraph.inputs:
-        return (broadcast, 0, fgraph.inputs.index(var), "")
-    return (broadcast, 1, 0, structural_key(var, fgraph, memo))
+        return (broadcast, 0, fgraph.inputs.index(var))
+    return (broadcast, 1, 0)
+
+
+def _canonical_operand_order(operands, fgraph):
+    """``operands`` sorted by ``_coarse_order_key``, computed operands it ties by their structural key.
+
+    The structural key (a digest of a few levels of ancestors) is worked out
+    only for the computed operands that tie, usually none: an ``add`` of a
+    product and a bias ties nothing, and computing keys was the largest
+    cost of a rewriting pass. The order is the one a full key would give.
+    """
+    coarse = [_coarse_order_key(var, fgraph) for var in operands]
+    ties = Counter(key for key in coarse if key[1] == 1)
+    memo = {}
+    keyed = [
+        (key + (structural_key(var, fgraph, memo) if ties[key] > 1 else "",), var)
+        for key, var in zip(coarse, operands)
+    ]
+    return [var for _, var in sorted(keyed, key=lambda pair: pair[0])]
 
 
 def _exact_constant(c, dtype):
@@ -332,8 +351,7 @@ def local_add_mul_canonical_order(fgraph, node):
     others = [i for i in inputs if not isinstance(i, Constant)]
     if any(i.type.dtype != dtype for i in others):
         return False
-    memo = {}
-    others_sorted = sorted(others, key=lambda v: _operand_order_key(v, fgraph, memo))
+    others_sorted = _canonical_operand_order(others, fgraph)
     new_consts = consts
     if len(consts) > 1 or (consts and consts[0].type.dtype != dtype):
         values = [_exact_constant(c, dtype) for c in consts]
