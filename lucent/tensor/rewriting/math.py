@@ -160,19 +160,22 @@ def local_neg_mul_constant(fgraph, node):
     consts = [i for i, f in enumerate(factors) if isinstance(f, Constant)]
     if not consts or any(f.type.dtype != dtype for f in factors if not isinstance(f, Constant)):
         return False
+    negs = None
+    if isinstance(op, ps.Mul):
+        # the structural test first: most products with a constant have no negated factor
+        negs = [i for i, f in enumerate(factors) if is_elemwise(f, ps.Neg) and _single_client(fgraph, f)
+                and f.owner.inputs[0].type.dtype == dtype]
+        if not negs:
+            return False
     k = consts[-1]
     value = _exact_constant(factors[k], dtype)
     if value is None:
         return False
     with np.errstate(all="ignore"):
         negated = constant(np.negative(value).astype(dtype))
-    if isinstance(op, ps.Neg):
+    if negs is None:
         factors[k] = negated
         return [fit_to_output(y.owner.op(*factors), out)]
-    negs = [i for i, f in enumerate(factors) if is_elemwise(f, ps.Neg) and _single_client(fgraph, f)
-            and f.owner.inputs[0].type.dtype == dtype]
-    if not negs:
-        return False
     factors[negs[0]] = factors[negs[0]].owner.inputs[0]
     factors[k] = negated
     return [fit_to_output(node.op(*factors), out)]
@@ -351,6 +354,11 @@ def local_add_mul_canonical_order(fgraph, node):
     others = [i for i in inputs if not isinstance(i, Constant)]
     if any(i.type.dtype != dtype for i in others):
         return False
+    if len(others) < 2 and (not consts or (len(consts) == 1 and consts[0].type.dtype == dtype)):
+        # at most one computed operand and one constant of the output dtype: nothing to reorder
+        # unless the constant is not last
+        if not consts or inputs[-1] is consts[0]:
+            return False
     others_sorted = _canonical_operand_order(others, fgraph)
     new_consts = consts
     if len(consts) > 1 or (consts and consts[0].type.dtype != dtype):
