@@ -182,3 +182,16 @@ def test_a_wrapper_built_later_is_a_glue_library(monkeypatch):
     assert kernel.has_python_entry(args)
     assert len(made) == 1 and made[0].name.startswith("python_entry_")
     assert made[0]._get_compiled_object()[:4] == b"\x7fELF"  # machine code from the fast code generator
+
+
+def test_a_one_expression_kernel_is_glue():
+    """A view kernel (a transpose) gets the light pipelines and still computes the view."""
+    x = lt.dmatrix("x")
+    kernel = _fresh_kernel(x.T)
+    assert kernel.py_func.__lucent_glue__
+    a = np.arange(12.0).reshape(3, 4)
+    got = kernel.compile_for_python((numba.typeof(a),))(a)
+    np.testing.assert_array_equal(got, a.T)
+    assert np.shares_memory(got, a)
+    (cres,) = kernel.overloads.values()
+    assert type(cres.library) is GlueCodeLibrary

@@ -212,6 +212,9 @@ def kernel_from_source(source: str, name: str, imports: str = "", cache=None, in
         path = os.path.join(_kernel_dir(), module_name + ".py")
         module = load_module_from_text(module_name, path, text)
     py_fn = getattr(module, name)
+    if inline is not None:
+        # one expression (a view, a shape): glue for LLVM's light pipelines (``kernel_library``)
+        py_fn.__lucent_glue__ = True
     if cache is None:
         cache = config.numba__cache
     # No C-callable wrapper: kernels are only called from graph functions

@@ -20,7 +20,9 @@ too (with their CPython wrapper), into a ``GlueCodeLibrary``: a graph
 function is calls of kernels, views and reference counts, run once per
 call, with no loop to vectorise or unroll, so its module gets LLVM's O1
 pipeline instead of O3 (about half of the time LLVM spent optimising it).
-So do kernels named ``*_glue``: a BLAS product's checks and call.
+So do kernels named ``*_glue`` (a BLAS product's checks and call) and the
+kernels that are one expression (a view, a shape: marked ``__lucent_glue__``
+by ``kernel_from_source``), which DebugMode and profiles compile and call.
 
 Glue is also turned into machine code by LLVM's fast code generator (the
 ``O0`` target machine: fast instruction selection and register
@@ -116,8 +118,8 @@ def fast_target_machine(codegen):
     return machine
 
 
-#: Functions whose code is glue (see ``GlueCodeLibrary``): the outer graph function, and
-#: kernels whose name ends with ``GLUE_SUFFIX``.
+#: Functions whose code is glue (see ``GlueCodeLibrary``): the outer graph function, kernels
+#: whose name ends with ``GLUE_SUFFIX``, and Python functions marked ``__lucent_glue__``.
 GLUE_FUNCTIONS = ("graph_fn",)
 GLUE_SUFFIX = "_glue"
 
@@ -138,7 +140,11 @@ class UseKernelCodeLibrary(FunctionPass):
         if getattr(codegen, "_library_class", None) is not JITCodeLibrary:
             return False  # another target: Numba makes its own library
         name = state.func_id.func_qualname
-        glue = name in GLUE_FUNCTIONS or name.endswith(GLUE_SUFFIX)
+        glue = (
+            name in GLUE_FUNCTIONS
+            or name.endswith(GLUE_SUFFIX)
+            or getattr(state.func_id.func, "__lucent_glue__", False)
+        )
         library_class = GlueCodeLibrary if glue else KernelCodeLibrary
         state.library = library_class(codegen, name)
         # as Numba's lowering does for the library it makes: serialisable for the disk cache
