@@ -11,7 +11,11 @@ from numba.core.codegen import JITCodeLibrary  # noqa: E402
 import lucent  # noqa: E402
 import lucent.tensor as lt  # noqa: E402
 from lucent.link.numba.dispatch import numba_funcify  # noqa: E402
-from lucent.link.numba.dispatch.kernel_library import GlueCodeLibrary, KernelCodeLibrary  # noqa: E402
+from lucent.link.numba.dispatch.kernel_library import (  # noqa: E402
+    EntryCodeLibrary,
+    GlueCodeLibrary,
+    KernelCodeLibrary,
+)
 from lucent.link.numba.dispatch.python_entry import kernel_dispatcher  # noqa: E402
 
 
@@ -51,12 +55,13 @@ def test_graph_functions_are_compiled_the_same_way():
     np.testing.assert_allclose(got[1], v.sum(), atol=1e-15)
     program = f.maker.linker.program
     fn = program.fn
+    assert EntryCodeLibrary.module_opt_level == 0 < GlueCodeLibrary.module_opt_level
     if not program.native:  # compiled by Numba in this process (not loaded from a bundle)
         libraries = [cres.library for cres in fn.overloads.values()]
         assert libraries and all(isinstance(lib, JITCodeLibrary) for lib in libraries)
         fresh = [lib for lib in libraries if type(lib) is not JITCodeLibrary]
-        # loaded from Numba's disk cache: a plain JIT library; compiled: a glue library (O1)
-        assert all(type(lib) is GlueCodeLibrary for lib in fresh)
+        # loaded from Numba's disk cache: a plain JIT library; compiled: an entry library (not optimised)
+        assert all(type(lib) is EntryCodeLibrary for lib in fresh)
 
 
 def test_glue_kernels_get_the_light_pipeline_and_compute_the_same(monkeypatch):
@@ -81,7 +86,8 @@ def test_glue_kernels_get_the_light_pipeline_and_compute_the_same(monkeypatch):
     np.testing.assert_allclose(kernel(a, b), a @ b)
     (cres,) = kernel.overloads.values()
     assert type(cres.library) is GlueCodeLibrary
-    assert 1 in levels and None not in levels  # the light pipeline, never the default full one
+    # one light round: neither the cheap O3 round nor the default full one
+    assert 1 in levels and None not in levels and 3 not in levels
     with pytest.raises(ValueError, match="not aligned"):
         kernel(a, a)
 
@@ -158,18 +164,18 @@ def test_the_python_wrapper_in_a_kernel_module_is_left_unoptimised():
     assert "x double>" in str(module)  # the kernel's loop is still vectorised
 
 
-def test_a_wrapper_built_later_is_a_glue_library(monkeypatch):
-    """A kernel compiled for compiled callers gets its Python entry later, in a glue library."""
+def test_a_wrapper_built_later_is_an_entry_library(monkeypatch):
+    """A kernel compiled for compiled callers gets its Python entry later, in an entry library."""
     from lucent.link.numba.dispatch import python_entry
 
     made = []
 
-    class Recorded(GlueCodeLibrary):
+    class Recorded(EntryCodeLibrary):
         def finalize(self):
             made.append(self)
             super().finalize()
 
-    monkeypatch.setattr(python_entry, "GlueCodeLibrary", Recorded)
+    monkeypatch.setattr(python_entry, "EntryCodeLibrary", Recorded)
     x = lt.dvector("x")
     kernel = _fresh_kernel(lt.exp(x))
     a = np.linspace(-3, 3, 23)

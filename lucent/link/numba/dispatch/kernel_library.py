@@ -15,23 +15,25 @@ optimised by the same module pipelines as before.
 typing (before lowering, which makes the library otherwise) and gives the
 compilation a ``KernelCodeLibrary``, Numba's JIT library without the
 per-function round. Everything else (linking, caching, loading from the
-cache) is Numba's own. Graph functions are compiled by ``KernelCompiler``
-too (with their CPython wrapper), into a ``GlueCodeLibrary``: a graph
-function is calls of kernels, views and reference counts, run once per
-call, with no loop to vectorise or unroll, so its module gets LLVM's O1
-pipeline instead of O3 (about half of the time LLVM spent optimising it).
-So do kernels named ``*_glue`` (a BLAS product's checks and call) and the
-kernels that are one expression (a view, a shape: marked ``__lucent_glue__``
-by ``kernel_from_source``), which DebugMode and profiles compile and call.
+cache) is Numba's own.
 
-Glue is also turned into machine code by LLVM's fast code generator (the
+Code without loops gets lighter treatment. Kernels named ``*_glue`` (a BLAS
+product's checks and call) and kernels that are one expression (a view, a
+shape: marked ``__lucent_glue__`` by ``kernel_from_source``, compiled when
+DebugMode or a profile calls them) go into a ``GlueCodeLibrary``: one round
+of LLVM's O1 module pipeline (with Numba's reference-count pruning) instead
+of the cheap O3 round and the full one. Graph functions and the Python
+entries of kernels (``python_entry``) go into an ``EntryCodeLibrary``: no
+optimisation but the pruning. They are what Python calls, once per call,
+and cost microseconds of Python either way; optimising a training step's
+graph function took LLVM 85 ms for nanoseconds per call.
+
+Both are turned into machine code by LLVM's fast code generator (the
 ``O0`` target machine: fast instruction selection and register
-allocation) instead of the JIT engine's ``O3`` one: about a quarter of
-the time for the same optimised IR (the MLP step's graph function: 23
-against 68 ms), and code that runs once per call, around calls that do
-the work. The object is handed to the JIT engine as Numba hands it a
-cached one (``_set_compiled_object``), and kept for the disk cache and
-the native bundles.
+allocation) instead of the JIT engine's ``O3`` one, about a quarter of
+the time for the same IR. The object is handed to the JIT engine as Numba
+hands it a cached one (``_set_compiled_object``), and kept for the disk
+cache and the native bundles.
 """
 
 from __future__ import annotations
@@ -74,24 +76,27 @@ def leave_python_wrappers_unoptimised(module):
 
 
 class GlueCodeLibrary(KernelCodeLibrary):
-    """A ``KernelCodeLibrary`` whose module is optimised by LLVM's O1 pipeline, for code without loops."""
+    """A ``KernelCodeLibrary`` for code without loops: one light module pipeline, the fast code generator."""
+
+    #: The level of LLVM's module pipeline the library's module gets (reference-count pruning included).
+    module_opt_level = 1
 
     def _optimize_final_module(self):
         from numba.core import config
         from numba.core.codegen import remove_redundant_nrt_refct
 
-        codegen = self._codegen
-        # inline the reference-count helpers and prune the pairs, as the cheap round does
-        cheap, cheap_builder = codegen._module_pass_manager(
-            loop_vectorize=False, slp_vectorize=False, opt=codegen._opt_level, cost="cheap"
+        passes, builder = self._codegen._module_pass_manager(
+            opt=self.module_opt_level, loop_vectorize=False, slp_vectorize=False
         )
-        with self._recorded_timings.record("Module passes (cheap optimization for refprune)", cheap_builder):
-            cheap.run(self._final_module, cheap_builder)
+        if self.module_opt_level == 0:
+            # Numba's lowering leaves loads it never uses (a dispatcher's address, read from a
+            # dynamic global): kept, they would make the library impossible to cache on disk
+            passes.add_dead_code_elimination_pass()
+            passes.add_global_dead_code_eliminate_pass()
+        with self._recorded_timings.record(f"Module passes (O{self.module_opt_level})", builder):
+            passes.run(self._final_module, builder)
         if not config.LLVM_REFPRUNE_PASS:
             self._final_module = remove_redundant_nrt_refct(self._final_module)
-        light, light_builder = codegen._module_pass_manager(opt=1, loop_vectorize=False, slp_vectorize=False)
-        with self._recorded_timings.record("Module passes (O1)", light_builder):
-            light.run(self._final_module, light_builder)
 
     def _finalize_final_module(self):
         if self._object_caching_enabled and not self._compiled and self._compiled_object is None:
@@ -106,6 +111,12 @@ class GlueCodeLibrary(KernelCodeLibrary):
             super()._finalize_final_module()
 
 
+class EntryCodeLibrary(GlueCodeLibrary):
+    """A ``GlueCodeLibrary`` for what Python calls (graph functions, Python entries): not optimised."""
+
+    module_opt_level = 0
+
+
 def fast_target_machine(codegen):
     """A target machine like ``codegen``'s JIT one (CPU, features, relocations, code model) at opt level 0."""
     machine = getattr(codegen, "_lucent_fast_target_machine", None)
@@ -118,9 +129,10 @@ def fast_target_machine(codegen):
     return machine
 
 
-#: Functions whose code is glue (see ``GlueCodeLibrary``): the outer graph function, kernels
-#: whose name ends with ``GLUE_SUFFIX``, and Python functions marked ``__lucent_glue__``.
-GLUE_FUNCTIONS = ("graph_fn",)
+#: Functions compiled into an ``EntryCodeLibrary``: the outer graph function.
+ENTRY_FUNCTIONS = ("graph_fn",)
+#: Kernels whose name ends so are glue (``GlueCodeLibrary``), as are Python functions marked
+#: ``__lucent_glue__``.
 GLUE_SUFFIX = "_glue"
 
 
@@ -140,12 +152,12 @@ class UseKernelCodeLibrary(FunctionPass):
         if getattr(codegen, "_library_class", None) is not JITCodeLibrary:
             return False  # another target: Numba makes its own library
         name = state.func_id.func_qualname
-        glue = (
-            name in GLUE_FUNCTIONS
-            or name.endswith(GLUE_SUFFIX)
-            or getattr(state.func_id.func, "__lucent_glue__", False)
-        )
-        library_class = GlueCodeLibrary if glue else KernelCodeLibrary
+        if name in ENTRY_FUNCTIONS:
+            library_class = EntryCodeLibrary
+        elif name.endswith(GLUE_SUFFIX) or getattr(state.func_id.func, "__lucent_glue__", False):
+            library_class = GlueCodeLibrary
+        else:
+            library_class = KernelCodeLibrary
         state.library = library_class(codegen, name)
         # as Numba's lowering does for the library it makes: serialisable for the disk cache
         state.library.enable_object_caching()
@@ -153,8 +165,9 @@ class UseKernelCodeLibrary(FunctionPass):
 
 
 __all__ = [
-    "GLUE_FUNCTIONS",
+    "ENTRY_FUNCTIONS",
     "GLUE_SUFFIX",
+    "EntryCodeLibrary",
     "GlueCodeLibrary",
     "KernelCodeLibrary",
     "UseKernelCodeLibrary",

@@ -32,7 +32,7 @@ from numba import _dynfunc
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
-from lucent.link.numba.dispatch.kernel_library import GlueCodeLibrary
+from lucent.link.numba.dispatch.kernel_library import EntryCodeLibrary
 from lucent.link.numba.dispatch.layout_pruning import KernelCompiler
 
 
@@ -59,8 +59,8 @@ def _build_python_entry(cres):
         context = context.subtarget(enable_nrt=True)
     fndesc = cres.fndesc
     with global_compiler_lock:
-        # unboxing, a call and boxing: glue, for LLVM's light pipelines (``kernel_library``)
-        library = GlueCodeLibrary(context.codegen(), f"python_entry_{fndesc.mangled_name}")
+        # unboxing, a call and boxing, once per Python call: not worth optimising (``kernel_library``)
+        library = EntryCodeLibrary(context.codegen(), f"python_entry_{fndesc.mangled_name}")
         library.enable_object_caching()
         context.create_cpython_wrapper(library, fndesc, cres.environment, cres.call_helper, release_gil=False)
         library.finalize()
