@@ -55,7 +55,7 @@ def test_graph_functions_are_compiled_the_same_way():
     np.testing.assert_allclose(got[1], v.sum(), atol=1e-15)
     program = f.maker.linker.program
     fn = program.fn
-    assert EntryCodeLibrary.module_opt_level == 0 < GlueCodeLibrary.module_opt_level
+    assert set(EntryCodeLibrary.passes) < set(GlueCodeLibrary.passes)
     if not program.native:  # compiled by Numba in this process (not loaded from a bundle)
         libraries = [cres.library for cres in fn.overloads.values()]
         assert libraries and all(isinstance(lib, JITCodeLibrary) for lib in libraries)
@@ -65,7 +65,7 @@ def test_graph_functions_are_compiled_the_same_way():
 
 
 def test_glue_kernels_get_the_light_pipeline_and_compute_the_same(monkeypatch):
-    """A BLAS product's kernel (checks and a call) is glue: O1, no vectorised loops to lose."""
+    """A BLAS product's kernel (checks and a call) is glue: a few cheap passes, no vectorised loops to lose."""
     from numba.core.codegen import JITCPUCodegen
 
     from lucent.tensor.blas import Dot22
@@ -86,8 +86,8 @@ def test_glue_kernels_get_the_light_pipeline_and_compute_the_same(monkeypatch):
     np.testing.assert_allclose(kernel(a, b), a @ b)
     (cres,) = kernel.overloads.values()
     assert type(cres.library) is GlueCodeLibrary
-    # one light round: neither the cheap O3 round nor the default full one
-    assert 1 in levels and None not in levels and 3 not in levels
+    # LLVM's O0 pipeline and a few passes: neither the cheap O3 round nor the default full one
+    assert levels and set(levels) == {0}
     with pytest.raises(ValueError, match="not aligned"):
         kernel(a, a)
 
