@@ -92,6 +92,60 @@ def test_gemm(dtype, inplace, alpha, beta):
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_gemm_inplace_blends_when_blas_cannot_write_the_accumulator(dtype):
+    """Gemm{inplace} writes z itself by BLAS, except when z overlaps an operand, is not stored by
+    rows, or alpha is 0: then the product goes to a new array and is blended into z."""
+    from lucent.link.numba.dispatch import numba_funcify
+
+    z, x, y = (lt.tensor(dtype=dtype, shape=(None, None)) for _ in range(3))
+    a, b = lt.tensor(dtype=dtype, shape=()), lt.tensor(dtype=dtype, shape=())
+    node = Gemm(True)(z, a, x, y, b).owner
+    kernel = numba_funcify(node.op, node)
+    tol = {"rtol": 1e-12} if dtype == "float64" else {"rtol": 1e-5, "atol": 1e-5}
+    alpha, beta = np.asarray(-0.5, dtype), np.asarray(2.0, dtype)
+    Y = _v((4, 5), dtype)
+    # z overlaps x: BLAS would read x while writing z
+    Z = _v((3, 5), dtype)
+    want = beta * Z + alpha * (Z[:, :4] @ Y)
+    got = kernel(Z, alpha, Z[:, :4], Y, beta)
+    assert got is Z or np.shares_memory(got, Z)
+    np.testing.assert_allclose(Z, want, **tol)
+    # z stored by columns, and z reversed: not a BLAS output
+    for make in (np.asfortranarray, lambda v: v[::-1]):
+        Z = make(_v((3, 5), dtype))
+        X = _v((3, 4), dtype)
+        want = beta * Z + alpha * (X @ Y)
+        got = kernel(Z, alpha, X, Y, beta)
+        assert np.shares_memory(got, Z)
+        np.testing.assert_allclose(Z, want, **tol)
+    # alpha 0: the operands' NaN still reach the result, as in perform
+    Z, X = _v((3, 5), dtype), _v((3, 4), dtype)
+    X[1, 2] = np.nan
+    want = beta * Z + 0.0 * (X @ Y)
+    kernel(Z, np.asarray(0.0, dtype), X, Y, beta)
+    np.testing.assert_allclose(Z, want, **tol)
+    assert np.isnan(Z[1]).all() and np.isfinite(Z[[0, 2]]).all()
+    # alpha NaN and numbers given as Python floats
+    Z, X = _v((3, 5), dtype), _v((3, 4), dtype)
+    kernel(Z, float("nan"), X, Y, 1.0)
+    assert np.isnan(Z).all()
+    # the errors name both shapes, as perform's do
+    with pytest.raises(ValueError, match=r"^Gemm\{inplace\}: X \(3, 4\) and Y \(3, 5\) are not aligned$"):
+        kernel(_v((3, 5), dtype), alpha, _v((3, 4), dtype), _v((3, 5), dtype), beta)
+    with pytest.raises(
+        ValueError, match=r"^Gemm\{inplace\}: the accumulator has shape \(2, 5\) but the product has shape \(3, 5\)$"
+    ):
+        kernel(_v((2, 5), dtype), alpha, _v((3, 4), dtype), Y, beta)
+
+
+def test_dot_of_matrices_names_the_lengths_that_differ():
+    """Dot of two matrices goes through the Dot22 intrinsic with Dot's own message."""
+    x, y = lt.dmatrix("x"), lt.dmatrix("y")
+    check_raises(Dot()(x, y), _v((3, 4), "float64"), _v((5, 2), "float64"),
+                 match=r"^Dot: shapes \(3, 4\) and \(5, 2\) not aligned: 4 != 5$")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("inplace", [False, True])
 @pytest.mark.parametrize("alpha, beta", [(1.0, 0.0), (-0.5, 1.0), (2.0, 0.5)])
 def test_gemv(dtype, inplace, alpha, beta):

@@ -33,7 +33,6 @@ from lucent.link.numba.dispatch.cblas import (
     TRANS,
     gemm_symbol,
     gemv_symbol,
-    row_major_test,
 )
 from lucent.link.numba.dispatch.blas_loops import LOOPS_HASH, SMALL_GEMV
 from lucent.link.numba.dispatch.threads import kernel_threads
@@ -94,7 +93,9 @@ def _product_helpers(dtype, na=2, nb=2):
 
 
 #: The files whose intrinsics product kernels call, in their text (Numba's cache tracks only the kernel's file).
-_HELPERS_DIGEST = dispatch_files_digest("cblas.py", "memory.py", "cold_paths.py", "overlap.py", "borrowed.py")
+_HELPERS_DIGEST = dispatch_files_digest(
+    "cblas.py", "memory.py", "cold_paths.py", "overlap.py", "borrowed.py", "product_glue.py", "inline_values.py"
+)
 
 
 def _cblas(dtype, routine="gemm"):
@@ -112,14 +113,15 @@ def _cblas(dtype, routine="gemm"):
         "from lucent.link.numba.dispatch.overlap import overlaps\n"
         "from lucent.link.numba.dispatch.borrowed import borrowed\n"
         "from lucent.link.numba.dispatch.memory import c_order_copy\n"
-        "from lucent.link.numba.dispatch.cold_paths import blend_into"
+        "from lucent.link.numba.dispatch.cold_paths import blend_into\n"
+        "from lucent.link.numba.dispatch.product_glue import dot22_new, gemm_accumulate"
     )
 
 
 def _gemm_lines(dtype, a, b, out, alpha, beta):
     """Lines computing ``out = alpha * a @ b + beta * out`` with one ``?gemm`` call (``cblas.cblas_gemm_into``).
 
-    ``out`` must pass ``row_major_test`` (a new C array always does).
+    ``out`` must pass ``blas_rows`` (a new C array always does).
     """
     return [f"cblas_gemm_into({out}, {alpha}, {a}, {b}, {beta})"]
 
@@ -146,26 +148,24 @@ def _dot_kernel(op, node, what):
     else:
         message = "Dot: shapes {} and {} not aligned: {} != {}"
         args = ["a.shape", "b.shape", ka, "b.shape[0]"]
+    a, b = _operand("a", a_var, dtype), _operand("b", b_var, dtype)
+    cblas = _cblas(dtype) if na == 2 and nb == 2 else None
+    if cblas is not None:
+        # the checks, the new array and the call: one intrinsic (``product_glue``)
+        lines = [f"a2 = {a}", f"b2 = {b}", f"return dot22_new(a2, b2, {message!r})"]
+        kernel = make_kernel(what.lower() + "_glue", ["a", "b"], lines, [cblas])
+        return mark_any_layout(kernel)
     lines = [f"if {ka} != b.shape[0]:", "    " + fail("Value", message, *args)]
     out_shape = ([] if na == 1 else ["a.shape[0]"]) + ([] if nb == 1 else ["b.shape[1]"])
     shape = "(" + ", ".join(out_shape) + ("," if len(out_shape) == 1 else "") + ")"
     lines.append(f"out = empty_output({shape}, {dtype_text(dtype)})")
-    a, b = _operand("a", a_var, dtype), _operand("b", b_var, dtype)
-    cblas = _cblas(dtype) if na == 2 and nb == 2 else None
-    if cblas is not None:
-        lines.append(f"a2 = {a}")
-        lines.append(f"b2 = {b}")
-        lines += _gemm_lines(dtype, "a2", "b2", "out", "1.0", "0.0")
-        helpers = [cblas]
-    elif na == 1 and nb == 1 and _is_blas(dtype):
+    if na == 1 and nb == 1 and _is_blas(dtype):
         # vdot: a 0-d result cannot be BLAS's ``out``.
         lines.append(f"out[()] = np.dot(np.ascontiguousarray({a}), np.ascontiguousarray({b}))")
     else:
         lines.append(f"{fn}({a}, {b}, out)")
     lines.append("return out")
-    # with BLAS the kernel is checks and a call: glue for LLVM's light pipeline (``kernel_library``)
-    kernel = make_kernel(what.lower() + ("_glue" if cblas is not None else ""), ["a", "b"], lines, helpers)
-    return mark_any_layout(kernel) if cblas is not None else kernel
+    return make_kernel(what.lower(), ["a", "b"], lines, helpers)
 
 
 @numba_funcify.register(Dot, version=2)
@@ -273,16 +273,24 @@ def numba_funcify_BatchedDot(op, node, **kwargs):
 # --------------------------------------------------------------------------- #
 # Gemm, Gemv, Ger
 # --------------------------------------------------------------------------- #
+def _accumulate_messages(op, first, second):
+    """The error templates of ``z = beta z + alpha a @ b``: unaligned operands, an accumulator of another shape."""
+    return (
+        f"{esc(op)}: {first} {{}} and {second} {{}} are not aligned",
+        f"{esc(op)}: the accumulator has shape {{}} but the product has shape {{}}",
+    )
+
+
 def _accumulate_checks(op, first, second, product_shape):
     """Lines reading ``alpha``/``beta`` and checking the operands of ``z = beta z + alpha a @ b``."""
+    not_aligned, wrong_shape = _accumulate_messages(op, first, second)
     return [
         "alpha = item_of(alpha_)",
         "beta = item_of(beta_)",
         "if a.shape[1] != b.shape[0]:",
-        "    " + fail("Value", f"{esc(op)}: {first} {{}} and {second} {{}} are not aligned", "a.shape", "b.shape"),
+        "    " + fail("Value", not_aligned, "a.shape", "b.shape"),
         f"if z.shape != {product_shape}:",
-        "    " + fail("Value", f"{esc(op)}: the accumulator has shape {{}} but the product has shape {{}}",
-                     "z.shape", product_shape),
+        "    " + fail("Value", wrong_shape, "z.shape", product_shape),
     ]
 
 
@@ -338,49 +346,38 @@ def _gemm_kernel(op, node, cblas):
 
     BLAS writes ``C = alpha * A @ B + beta * C`` straight into the result:
     the accumulator itself for ``Gemm{inplace}`` (when BLAS can write it,
-    i.e. row-major steps, and it shares no memory with the operands), or a
-    copy of it. Otherwise, and when ``alpha == 0`` (BLAS would skip the
-    product and so lose NaN/inf of the operands), the product goes to a new
-    array and is accumulated by a loop, as ``perform`` does. There is one
-    BLAS call site per kernel: the kernel's compile time grows with each.
+    i.e. row-major steps, and it shares no memory with the operands:
+    ``product_glue.gemm_accumulate``), or a copy of it. Otherwise, and when
+    ``alpha == 0`` (BLAS would skip the product and so lose NaN/inf of the
+    operands), the product goes to a new array and is accumulated by a
+    loop, as ``perform`` does. There is one BLAS call site per kernel: the
+    kernel's compile time grows with each.
     """
     dtype = node.outputs[0].type.dtype
     dt = dtype_text(dtype)
-    item = np.dtype(dtype).itemsize
     a, b = _operand("a", node.inputs[2], dtype), _operand("b", node.inputs[3], dtype)
-    lines = _accumulate_checks(op, "X", "Y", "(a.shape[0], b.shape[1])") + [f"a2 = {a}", f"b2 = {b}"]
     if op.inplace:
-        direct = " and ".join([
-            "alpha != 0",
-            row_major_test("z", "z.shape[0]", "z.shape[1]", item),
-            "not overlaps(z, a2)",
-            "not overlaps(z, b2)",
-        ])
-        lines += [
-            f"direct = {direct}",
-            "if direct:",
-            "    out = z",
-            "    ga, gb = alpha, beta",
-            "else:",
-            f"    out = empty_output(z.shape, {dt})",
-            "    ga, gb = 1.0, 0.0",
-        ]
-    else:
-        lines += [
-            "direct = alpha != 0",
-            f"out = empty_output(z.shape, {dt})",
-            "ga, gb = 1.0, 0.0",
-            "if direct:",
-            "    ga, gb = alpha, beta",
-            "    if beta != 0:",
-            *["        " + ln for ln in loops([("i", "z.shape[0]"), ("j", "z.shape[1]")], ["out[i, j] = z[i, j]"])],
-        ]
+        # checks, the choice of where BLAS writes, the call and the fallback blend: one
+        # intrinsic (``product_glue``), glue for LLVM's light passes (``kernel_library``)
+        not_aligned, wrong_shape = _accumulate_messages(op, "X", "Y")
+        call = f"gemm_accumulate(z, alpha_, a2, b2, beta_, {not_aligned!r}, {wrong_shape!r})"
+        lines = [f"a2 = {a}", f"b2 = {b}", f"return {call}"]
+        return mark_any_layout(make_kernel("gemm_glue", ["z", "alpha_", "a", "b", "beta_"], lines, [cblas]))
+    lines = _accumulate_checks(op, "X", "Y", "(a.shape[0], b.shape[1])") + [
+        f"a2 = {a}",
+        f"b2 = {b}",
+        "direct = alpha != 0",
+        f"out = empty_output(z.shape, {dt})",
+        "ga, gb = 1.0, 0.0",
+        "if direct:",
+        "    ga, gb = alpha, beta",
+        "    if beta != 0:",
+        *["        " + ln for ln in loops([("i", "z.shape[0]"), ("j", "z.shape[1]")], ["out[i, j] = z[i, j]"])],
+    ]
     lines += _gemm_lines(dtype, "a2", "b2", "out", "ga", "gb")
     lines += _accumulate_tail(op, 2)
-    # in place, the kernel is checks, a BLAS call and a cold path: glue (``kernel_library``);
-    # otherwise it copies the accumulator in a loop worth vectorising
-    name = "gemm_glue" if op.inplace else "gemm"
-    return mark_any_layout(make_kernel(name, ["z", "alpha_", "a", "b", "beta_"], lines, [cblas]))
+    # it copies the accumulator in a loop worth vectorising: not glue
+    return mark_any_layout(make_kernel("gemm", ["z", "alpha_", "a", "b", "beta_"], lines, [cblas]))
 
 
 @numba_funcify.register(Gemm, version=3)

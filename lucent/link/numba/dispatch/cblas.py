@@ -426,11 +426,6 @@ def gemv_operands(typingctx, a, x):
     return result(a, x), codegen
 
 
-def row_major_test(name, rows, cols, item):
-    """Text true when ``name`` can be BLAS's output: rows of unit stride, non-negative row step."""
-    return f"blas_rows({name})[0]"
-
-
 __all__ = [
     "CBLAS_VERSION",
     "blas_symbol",
@@ -442,5 +437,4 @@ __all__ = [
     "blas_rows",
     "gemm_symbol",
     "gemv_symbol",
-    "row_major_test",
 ]
