@@ -69,6 +69,41 @@ def test_second_process_loads_from_cache(tmp_path):
     assert second["time"] < first["time"]
 
 
+ANNOTATION_SCRIPT = textwrap.dedent(
+    """
+    import json
+    import numpy as np
+    import lucent, lucent.tensor as lt
+    from lucent.compile.mode import Mode
+    from lucent.link.numba.linker import NumbaLinker
+    x = lt.dvector("x")
+    f = lucent.function([x], lt.exp(x) * 2.0 - x, mode=Mode(linker=NumbaLinker(), optimizer="fast_run"))
+    value = float(f(np.arange(3.0)).sum())
+    annotations = [str(cres.type_annotation) for cres in f.maker.linker.program.fn.overloads.values()]
+    print(json.dumps({"hit": f.maker.linker.cache_hit, "annotations": annotations, "sum": value}))
+    """
+)
+
+
+def test_cache_entries_leave_out_the_type_annotation_text(tmp_path):
+    """Numba's annotated source is not written into cache entries; the loaded code runs the same."""
+    from lucent.link.numba.dispatch.basic import TYPE_ANNOTATION_NOT_CACHED
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", ANNOTATION_SCRIPT], capture_output=True, text=True,
+                             env=_env(tmp_path), cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    expected = float((np.exp(np.arange(3.0)) * 2.0 - np.arange(3.0)).sum())
+    first = run()
+    assert first["hit"] is False and first["sum"] == pytest.approx(expected, rel=1e-14)
+    assert first["annotations"] and TYPE_ANNOTATION_NOT_CACHED not in first["annotations"]  # compiled here
+    second = run()
+    assert second["hit"] is True and second["sum"] == first["sum"]
+    assert second["annotations"] == [TYPE_ANNOTATION_NOT_CACHED]
+
+
 def test_concurrent_processes_share_the_cache(tmp_path):
     procs = [
         subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE,

@@ -345,6 +345,7 @@ def harden_cache(dispatcher):
             return None
 
     def safe_save(sig, data):
+        data = _without_type_annotation(data)
         try:
             return save(sig, data)
         except Exception:
@@ -361,6 +362,27 @@ def harden_cache(dispatcher):
         _checksum_entries(cache_file)
     cache._lucent_hardened = True
     return dispatcher
+
+
+#: What a cache entry of lucent holds instead of Numba's type annotation text.
+TYPE_ANNOTATION_NOT_CACHED = (
+    "(the disk cache does not keep the type annotation: inspect_types() shows it in the process that compiled)"
+)
+
+
+def _without_type_annotation(cres):
+    """``cres`` as the disk cache keeps it: without Numba's type annotation text.
+
+    Numba writes ``str(type_annotation)`` (the function's source with the
+    type of every variable) into each entry, for ``inspect_types()`` of a
+    loaded function; making that text was a fifth of saving a kernel, in
+    every cold compile. The compiled code and everything that runs it are
+    saved as before.
+    """
+    replace = getattr(cres, "_replace", None)
+    if replace is None or getattr(cres, "type_annotation", None) is None:
+        return cres
+    return replace(type_annotation=TYPE_ANNOTATION_NOT_CACHED)
 
 
 class CacheEntryMismatch(ValueError):
