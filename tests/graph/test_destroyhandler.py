@@ -89,3 +89,19 @@ def test_views_are_followed_after_the_graph_changes():
     fg.validate()
     order = fg.toposort()  # add(x, y) reads y: it must run before y is overwritten
     assert order.index(reader) < order.index(out.owner)
+
+
+def test_a_reader_added_later_is_scheduled_before_the_destroyer():
+    """The handler's orderings are computed once per version of the graph: a new node renews them."""
+    x = vec("x")
+    e = exp(x)
+    out = neg_inplace(e)
+    fg = _fg([x], [out])
+    fg.validate()
+    assert fg.destroy_handler.orderings(fg) == {}
+    reader = add(e, x)
+    fg.add_output(reader)  # imports a node that reads e, which out overwrites
+    assert fg.destroy_handler.orderings(fg) == {out.owner: [reader.owner]}
+    order = fg.toposort()
+    assert order.index(reader.owner) < order.index(out.owner)
+    fg.validate()
