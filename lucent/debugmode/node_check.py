@@ -585,7 +585,6 @@ def _declared(op):
     )
 
 
-
 def _is_sparse(value):
     """Whether ``value`` is a SciPy sparse matrix, without importing ``scipy.sparse`` (0.1 s).
 
